@@ -1,0 +1,37 @@
+# Every entry point a user or CI needs. `make quickstart` and `make test` work on a fresh clone:
+# they create .venv, install the project with its pinned dependencies, and fetch Kafka through mvn.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+BROKERS ?= 127.0.0.1:9092
+export PYSPARK_PYTHON := $(abspath $(BIN)/python)
+export PYSPARK_DRIVER_PYTHON := $(abspath $(BIN)/python)
+
+.PHONY: setup test lint quickstart bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e ".[dev]"
+	touch $@
+
+setup: $(VENV)/.installed
+
+lint: setup
+	$(BIN)/ruff check connector tests bench
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/pytest
+
+quickstart: setup
+	$(BIN)/kafka-sql broker start --port 9092
+	$(BIN)/kafka-sql produce quickstart_orders sql/examples/quickstart_orders.jsonl --bootstrap $(BROKERS) --partitions 2 --key-field id
+	$(BIN)/kafka-sql run sql/examples/quickstart.sql --var brokers=$(BROKERS) --checkpoint-dir .kafka-sql/checkpoints
+
+bench: setup
+	$(BIN)/python bench/run_all.py
+
+clean:
+	-$(BIN)/kafka-sql broker stop
+	rm -rf .kafka-sql spark-warehouse

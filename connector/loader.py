@@ -1,0 +1,291 @@
+"""Turn a rendered pipeline file into a `Pipeline` catalog.
+
+Statement semantics follow Flink's SQL client running a script: statements apply in order (SET/RESET change the
+session, DROP removes, `CREATE TABLE ... LIKE` merges the source table in), and every object remembers where it was
+written in the *original* file (positions are mapped back through the Jinja template).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from sqlglot import exp
+
+from connector import dialect
+from connector.catalog import Column, ColumnKind, Insert, Pipeline, Setting, Table, View, Watermark
+from connector.diagnostics import Diagnostic, PipelineError, Position
+from connector.parsing import ParsedStatement, node_position, parse_script
+
+PositionMapper = Callable[[int, int], tuple[int, int]]
+
+
+def _identity(line: int, column: int) -> tuple[int, int]:
+    return line, column
+
+
+class _Loader:
+    def __init__(self, text: str, file: str, mapper: PositionMapper) -> None:
+        self.text = text
+        self.file = file
+        self.mapper = mapper
+        self.pipeline = Pipeline(file=file)
+        self.diagnostics: list[Diagnostic] = []
+        self._statement_set = 0
+
+    def pos(self, line: int, column: int) -> Position:
+        line, column = self.mapper(line, column)
+        return Position(self.file, line, column)
+
+    def node_pos(self, node: exp.Expr, fallback: Position) -> Position:
+        found = node_position(node, self.text)
+        return self.pos(*found) if found else fallback
+
+    def locator(self) -> Callable[[exp.Expr, Position], Position]:
+        return self.node_pos
+
+    def error(self, where: Position, code: str, message: str) -> None:
+        self.diagnostics.append(Diagnostic.at(where, code, message))
+
+    # -- statements -------------------------------------------------------------------------------------
+    def load(self, statements: list[ParsedStatement]) -> None:
+        for st in statements:
+            where = self.pos(st.line, st.column)
+            self.statement(st.expression, where)
+
+    def statement(self, node: exp.Expr, where: Position) -> None:
+        setting = dialect.setting_of(node)
+        if setting is not None:
+            key, value = setting
+            self.pipeline.settings[key] = Setting(key, value, where)
+            return
+        reset = dialect.reset_of(node)
+        if reset is ...:
+            self.pipeline.settings.clear()
+            return
+        if reset is not None:
+            self.pipeline.settings.pop(reset, None)
+            return
+        if isinstance(node, dialect.StatementSet):
+            self._statement_set += 1
+            for insert in node.expressions:
+                self.insert(insert, self.node_pos(insert, where), self._statement_set)
+            return
+        if isinstance(node, exp.Create):
+            kind = (node.args.get("kind") or "").upper()
+            if kind == "TABLE":
+                self.create_table(node, where)
+                return
+            if kind == "VIEW":
+                self.create_view(node, where)
+                return
+        if isinstance(node, exp.Insert):
+            self.insert(node, where, None)
+            return
+        if isinstance(node, exp.Drop):
+            self.drop(node, where)
+            return
+        # SHOW / DESCRIBE / EXPLAIN / plain queries do not change the catalog.
+
+    def create_table(self, node: exp.Create, where: Position) -> None:
+        schema = node.this
+        table_expr = schema.this if isinstance(schema, exp.Schema) else schema
+        name = table_expr.name
+        where = self.node_pos(table_expr, where)
+        if self.pipeline.table(name) or self.pipeline.view(name):
+            if not node.args.get("exists"):
+                self.error(where, "duplicate", f"Table or view '{name}' is already defined in this file.")
+            return
+        table = Table(name=name, position=where)
+        props = node.args.get("properties")
+        like_source: Table | None = None
+        like_options: list[tuple[str, str]] = []
+        for prop in props.expressions if props else []:
+            if isinstance(prop, exp.TemporaryProperty):
+                table.temporary = True
+            elif isinstance(prop, exp.SchemaCommentProperty):
+                table.comment = prop.this.name
+            elif isinstance(prop, exp.PartitionedByProperty):
+                cols = prop.this.expressions if isinstance(prop.this, exp.Schema) else [prop.this]
+                table.partitioned_by = [c.name for c in cols]
+            elif isinstance(prop, exp.LikeProperty):
+                src_name = prop.this.name
+                like_source = self.pipeline.table(src_name)
+                if like_source is None:
+                    self.error(
+                        self.node_pos(prop.this, where),
+                        "unknown-table",
+                        f"LIKE source table '{src_name}' is not defined before '{name}'."
+                        + _known(self.pipeline),
+                    )
+                table.like = src_name
+                like_options = [(p.this.name.upper(), p.args["value"].name.upper()) for p in prop.expressions]
+            elif isinstance(prop, exp.Property) and isinstance(prop.this, exp.Literal):
+                key = prop.this.name
+                table.options[key] = prop.args["value"].name
+                table.option_positions[key] = self.node_pos(prop.this, where)
+        if isinstance(schema, exp.Schema):
+            for element in schema.expressions:
+                self.schema_element(table, element, where)
+        if like_source is not None:
+            _merge_like(table, like_source, like_options)
+        self.pipeline.tables[name.lower()] = table
+
+    def schema_element(self, table: Table, element: exp.Expr, where: Position) -> None:
+        if isinstance(element, exp.ColumnDef):
+            table.columns.append(self.column(element, where))
+            for constraint in element.constraints:
+                if isinstance(constraint.kind, exp.PrimaryKeyColumnConstraint):
+                    table.primary_key = [element.name]
+        elif isinstance(element, exp.WatermarkColumnConstraint):
+            table.watermark = Watermark(
+                column=element.this.name,
+                expression=element.expression,
+                position=self.node_pos(element.this, where),
+            )
+        elif isinstance(element, exp.PrimaryKey):
+            table.primary_key = [e.name for e in element.expressions]
+
+    def column(self, node: exp.ColumnDef, where: Position) -> Column:
+        col = Column(name=node.name, kind=ColumnKind.PHYSICAL, position=self.node_pos(node.this, where))
+        kind = node.args.get("kind")
+        if isinstance(kind, exp.DataType):
+            col.data_type = kind
+            col.type_sql = kind.sql(dialect="flink")
+        for constraint in node.constraints:
+            c = constraint.kind
+            if isinstance(c, exp.NotNullColumnConstraint) and not c.args.get("allow_null"):
+                col.nullable = False
+            elif isinstance(c, exp.CommentColumnConstraint):
+                col.comment = c.this.name
+            elif isinstance(c, dialect.MetadataColumnConstraint):
+                col.kind = ColumnKind.METADATA
+                col.metadata_key = c.this.name if c.this is not None else node.name
+                col.virtual = bool(c.args.get("virtual"))
+            elif isinstance(c, exp.ComputedColumnConstraint):
+                col.kind = ColumnKind.COMPUTED
+                col.expression = c.this
+        return col
+
+    def create_view(self, node: exp.Create, where: Position) -> None:
+        target = node.this
+        columns: list[str] | None = None
+        if isinstance(target, exp.Schema):
+            columns = [e.name for e in target.expressions]
+            target = target.this
+        name = target.name
+        where = self.node_pos(target, where)
+        if self.pipeline.table(name) or self.pipeline.view(name):
+            if not node.args.get("exists"):
+                self.error(where, "duplicate", f"Table or view '{name}' is already defined in this file.")
+            return
+        props = node.args.get("properties")
+        temporary = bool(props and any(isinstance(p, exp.TemporaryProperty) for p in props.expressions))
+        query = node.expression
+        if not isinstance(query, exp.Query):
+            self.error(where, "syntax", f"View '{name}' needs a query after AS.")
+            return
+        self.pipeline.views[name.lower()] = View(name, query, where, columns, temporary)
+
+    def insert(self, node: exp.Insert, where: Position, statement_set: int | None) -> None:
+        target = node.this
+        columns: list[str] | None = None
+        if isinstance(target, exp.Schema):
+            columns = [e.name for e in target.expressions]
+            target = target.this
+        query = node.expression
+        if not isinstance(query, exp.Query):
+            self.error(where, "syntax", "INSERT needs a SELECT or VALUES query.")
+            return
+        hints = {
+            t.name.lower(): opts for t in query.find_all(exp.Table) if (opts := dialect.table_option_hints(t))
+        }
+        self.pipeline.inserts.append(
+            Insert(
+                target=target.name,
+                query=query,
+                position=self.node_pos(target, where),
+                columns=columns,
+                overwrite=bool(node.args.get("overwrite")),
+                statement_set=statement_set,
+                hints=hints,
+            )
+        )
+
+    def drop(self, node: exp.Drop, where: Position) -> None:
+        kind = (node.args.get("kind") or "").upper()
+        name = node.this.name
+        registry = self.pipeline.tables if kind == "TABLE" else self.pipeline.views
+        if registry.pop(name.lower(), None) is None and not node.args.get("exists"):
+            self.error(
+                self.node_pos(node.this, where),
+                "unknown-table",
+                f"Cannot drop {kind.lower()} '{name}': it is not defined." + _known(self.pipeline),
+            )
+
+
+def _known(pipeline: Pipeline) -> str:
+    names = sorted([t.name for t in pipeline.tables.values()] + [v.name for v in pipeline.views.values()])
+    return f" Defined: {', '.join(names)}." if names else " No tables are defined yet."
+
+
+def _merge_like(table: Table, source: Table, like_options: list[tuple[str, str]]) -> None:
+    """Flink's LIKE merging; default INCLUDING ALL OVERWRITING OPTIONS (new options win over the source's)."""
+    strategy = {"ALL": "INCLUDING", "OPTIONS": "OVERWRITING"}
+    for how, what in like_options:
+        if what == "ALL":
+            strategy = {
+                k: how for k in ("ALL", "OPTIONS", "WATERMARKS", "CONSTRAINTS", "METADATA", "GENERATED")
+            }
+        else:
+            strategy[what] = how
+
+    def includes(feature: str) -> bool:
+        return strategy.get(feature, strategy.get("ALL", "INCLUDING")) != "EXCLUDING"
+
+    own = {c.name.lower() for c in table.columns}
+    inherited = []
+    for col in source.columns:
+        if col.name.lower() in own:
+            continue
+        if col.kind is ColumnKind.METADATA and not includes("METADATA"):
+            continue
+        if col.kind is ColumnKind.COMPUTED and not includes("GENERATED"):
+            continue
+        inherited.append(replace(col))
+    table.columns = inherited + table.columns
+    if table.watermark is None and includes("WATERMARKS"):
+        table.watermark = source.watermark
+    if not table.primary_key and includes("CONSTRAINTS"):
+        table.primary_key = list(source.primary_key)
+    if includes("OPTIONS"):
+        merged = dict(source.options)
+        positions = dict(source.option_positions)
+        merged.update(table.options)
+        positions.update(table.option_positions)
+        table.options, table.option_positions = merged, positions
+
+
+@dataclass
+class Loaded:
+    """A loaded file: its catalog, and how to find any of its query nodes in the original file."""
+
+    pipeline: Pipeline
+    locate: Callable[[exp.Expr, Position], Position]
+
+
+def load_text(text: str, file: str, mapper: PositionMapper | None = None) -> Loaded:
+    """Parse and load rendered SQL text. Raises PipelineError (positions in the original file) on any error."""
+    mapper = mapper or _identity
+    try:
+        statements = parse_script(text, file)
+    except PipelineError as err:
+        raise PipelineError(
+            Diagnostic(d.file, *mapper(d.line, d.column), d.severity, d.code, d.message)
+            for d in err.diagnostics
+        ) from None
+    loader = _Loader(text, file, mapper)
+    loader.load(statements)
+    if loader.diagnostics:
+        raise PipelineError(loader.diagnostics)
+    return Loaded(loader.pipeline, loader.locator())

@@ -1,0 +1,405 @@
+"""Semantic checks of a loaded pipeline, the part of Flink's planner validation that needs no cluster.
+
+Options and metadata are checked by the connector factories (`connector.factories`); this module checks what
+spans objects: columns referenced by watermarks, computed columns and queries exist; INSERT targets exist and the
+query's columns line up with the sink's persisted columns in number and type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from connector import dialect, factories
+from connector.catalog import Column, ColumnKind, Insert, Pipeline, Table
+from connector.diagnostics import Diagnostic, Position, did_you_mean
+
+Locate = Callable[[exp.Expr, Position], Position]
+
+WINDOW_COLUMNS = ("window_start", "window_end", "window_time")
+
+# Implicit widening Flink accepts when inserting (query type -> sink type), by type family.
+_NUMERIC_RANK = {
+    exp.DType.TINYINT: 1,
+    exp.DType.SMALLINT: 2,
+    exp.DType.INT: 3,
+    exp.DType.BIGINT: 4,
+    exp.DType.DECIMAL: 5,
+    exp.DType.FLOAT: 6,
+    exp.DType.DOUBLE: 7,
+}
+_FAMILIES: dict[str, set[exp.DType]] = {
+    "character": {exp.DType.CHAR, exp.DType.VARCHAR, exp.DType.TEXT, exp.DType.NCHAR, exp.DType.NVARCHAR},
+    "binary": {exp.DType.BINARY, exp.DType.VARBINARY, exp.DType.BLOB},
+    "timestamp": {exp.DType.TIMESTAMP, exp.DType.DATETIME, exp.DType.TIMESTAMPNTZ},
+    "timestamp_ltz": {exp.DType.TIMESTAMPLTZ, exp.DType.TIMESTAMPTZ},
+}
+
+
+@dataclass
+class _Relation:
+    """Columns visible from one FROM item, with types where known."""
+
+    name: str
+    columns: dict[str, exp.DataType | None]
+
+
+class _Checker:
+    def __init__(self, pipeline: Pipeline, locate: Locate | None) -> None:
+        self.pipeline = pipeline
+        self.locate: Locate = locate or (lambda _node, fallback: fallback)
+        self.diagnostics: list[Diagnostic] = []
+        self.ctes: dict[str, _Relation] = {}
+
+    def error(self, where: Position, code: str, message: str) -> None:
+        self.diagnostics.append(Diagnostic.at(where, code, message))
+
+    # -- tables -----------------------------------------------------------------------------------------
+    def table(self, table: Table) -> None:
+        self.diagnostics.extend(factories.validate_table(table))
+        names = [c.name for c in table.columns]
+        seen: set[str] = set()
+        for col in table.columns:
+            if col.name.lower() in seen:
+                self.error(
+                    col.position, "duplicate", f"Column '{col.name}' is declared twice in '{table.name}'."
+                )
+            seen.add(col.name.lower())
+            if col.kind is ColumnKind.COMPUTED and col.expression is not None:
+                usable = [c.name for c in table.columns if c.kind is not ColumnKind.COMPUTED]
+                self.references(col.expression, usable, col.position, f"computed column '{col.name}'")
+        for key in table.primary_key:
+            if table.column(key) is None:
+                self.error(
+                    table.position,
+                    "unknown-column",
+                    f"PRIMARY KEY column '{key}' does not exist in '{table.name}'."
+                    + did_you_mean(key, names)
+                    + f" Columns: {', '.join(names)}.",
+                )
+        wm = table.watermark
+        if wm is not None:
+            rowtime = table.column(wm.column)
+            if rowtime is None:
+                self.error(
+                    wm.position,
+                    "unknown-column",
+                    f"WATERMARK FOR '{wm.column}': no such column in '{table.name}'."
+                    + did_you_mean(wm.column, names)
+                    + f" Columns: {', '.join(names)}.",
+                )
+            elif rowtime.data_type is not None and rowtime.data_type.this not in (
+                _FAMILIES["timestamp"] | _FAMILIES["timestamp_ltz"]
+            ):
+                self.error(
+                    wm.position,
+                    "watermark",
+                    f"WATERMARK FOR '{wm.column}': the rowtime column must be TIMESTAMP(3) or TIMESTAMP_LTZ(3), "
+                    f"but it is {rowtime.type_sql}.",
+                )
+            self.references(wm.expression, names, wm.position, f"the watermark of '{table.name}'")
+
+    def references(self, expr: exp.Expr, names: list[str], where: Position, what: str) -> None:
+        lowered = {n.lower() for n in names}
+        for column in expr.find_all(exp.Column):
+            if column.name.lower() not in lowered:
+                self.error(
+                    self.pos_of(column, where),
+                    "unknown-column",
+                    f"Column '{column.name}' used in {what} does not exist."
+                    + did_you_mean(column.name, names)
+                    + f" Columns: {', '.join(names)}.",
+                )
+
+    # -- queries ----------------------------------------------------------------------------------------
+    def relation(self, name: str, where: Position) -> _Relation | None:
+        if name.lower() in self.ctes:
+            return self.ctes[name.lower()]
+        table = self.pipeline.table(name)
+        if table is not None:
+            return _Relation(table.name, {c.name: c.data_type for c in table.columns})
+        view = self.pipeline.view(name)
+        if view is not None:
+            cols = self.output_columns(view.query, view.position)
+            if view.columns:
+                cols = dict(zip(view.columns, cols.values(), strict=False))
+            return _Relation(view.name, cols)
+        known = [t.name for t in self.pipeline.tables.values()] + [
+            v.name for v in self.pipeline.views.values()
+        ]
+        self.error(
+            where,
+            "unknown-table",
+            f"Table or view '{name}' is not defined."
+            + did_you_mean(name, known)
+            + (f" Defined: {', '.join(sorted(known))}." if known else ""),
+        )
+        return None
+
+    def source_relations(self, select: exp.Select, where: Position) -> list[tuple[str, _Relation]] | None:
+        """(alias, relation) for each FROM/JOIN item of one SELECT; None when some source is unknown."""
+        items: list[exp.Expr] = []
+        from_ = select.args.get("from_")
+        if from_ is not None:
+            items.append(from_.this)
+        items.extend(j.this for j in select.args.get("joins") or [])
+        out: list[tuple[str, _Relation]] = []
+        ok = True
+        for item in items:
+            rel = self.from_item(item, where)
+            if rel is None:
+                ok = False
+                continue
+            alias = (
+                item.alias_or_name if isinstance(item, (exp.Table, exp.Subquery, exp.Unnest)) else rel.name
+            )
+            out.append((alias or rel.name, rel))
+        return out if ok else None
+
+    def from_item(self, item: exp.Expr, where: Position) -> _Relation | None:
+        tvf = item if isinstance(item, dialect.WindowTVF) else item.find(dialect.WindowTVF)
+        if tvf is not None:
+            inner = tvf.this
+            base = self.from_item(inner, where) if inner is not None else None
+            if base is None:
+                return None
+            cols = dict(base.columns)
+            for name in WINDOW_COLUMNS:
+                cols[name] = exp.DataType.build("TIMESTAMP")
+            timecol = tvf.args.get("timecol")
+            if timecol is not None and timecol.name not in base.columns:
+                self.error(
+                    self.pos_of(timecol, where),
+                    "unknown-column",
+                    f"DESCRIPTOR({timecol.name}): no such column in '{base.name}'."
+                    + did_you_mean(timecol.name, list(base.columns)),
+                )
+            return _Relation(base.name, cols)
+        if isinstance(item, exp.Table) and isinstance(item.this, exp.Identifier):
+            return self.relation(item.name, self.pos_of(item, where))
+        if isinstance(item, exp.Subquery) and isinstance(item.this, exp.Query):
+            return _Relation(item.alias_or_name or "subquery", self.output_columns(item.this, where))
+        if isinstance(item, exp.Unnest):
+            alias = item.args.get("alias")
+            names = [c.name for c in alias.columns] if alias is not None and alias.columns else ["col"]
+            return _Relation(item.alias_or_name or "unnest", dict.fromkeys(names))
+        return _Relation("?", {})
+
+    def pos_of(self, node: exp.Expr, fallback: Position) -> Position:
+        return self.locate(node, fallback)
+
+    def output_columns(self, query: exp.Query, where: Position) -> dict[str, exp.DataType | None]:
+        """Check a query's references and return its output columns with inferred types."""
+        if isinstance(query, exp.SetOperation):
+            left = self.output_columns(query.left, where)
+            self.output_columns(query.right, where)
+            return left
+        if isinstance(query, exp.Subquery):
+            return self.output_columns(query.this, where)
+        if not isinstance(query, exp.Select):
+            if isinstance(query, exp.Values):
+                return _values_columns(query)
+            return {}
+        for cte in query.ctes:
+            self.ctes[cte.alias.lower()] = _Relation(cte.alias, self.output_columns(cte.this, where))
+        sources = self.source_relations(query, where)
+        if sources is None:
+            return {}
+        visible: dict[str, exp.DataType | None] = {}
+        for _, rel in sources:
+            visible.update(rel.columns)
+        by_alias = {alias.lower(): rel for alias, rel in sources}
+        aliases = {s.alias.lower() for s in query.selects if isinstance(s, exp.Alias)}
+        for column in _own_columns(query):
+            qualifier = column.table
+            if qualifier:
+                qualified = by_alias.get(qualifier.lower())
+                if qualified is None:
+                    self.error(
+                        self.pos_of(column, where),
+                        "unknown-table",
+                        f"Unknown table alias '{qualifier}' in '{column.sql()}'.",
+                    )
+                    continue
+                if column.name.lower() not in {c.lower() for c in qualified.columns}:
+                    self.error(
+                        self.pos_of(column, where),
+                        "unknown-column",
+                        f"Column '{column.name}' not found in '{qualifier}'."
+                        + did_you_mean(column.name, list(qualified.columns))
+                        + f" Columns: {', '.join(qualified.columns)}.",
+                    )
+                continue
+            if column.name.lower() in {c.lower() for c in visible} or column.name.lower() in aliases:
+                continue
+            self.error(
+                self.pos_of(column, where),
+                "unknown-column",
+                f"Column '{column.name}' not found in any table of the FROM clause."
+                + did_you_mean(column.name, list(visible))
+                + (f" Columns: {', '.join(visible)}." if visible else ""),
+            )
+        out: dict[str, exp.DataType | None] = {}
+        for i, sel in enumerate(query.selects):
+            if isinstance(sel, exp.Star):
+                out.update(visible)
+                continue
+            if isinstance(sel, exp.Column) and isinstance(sel.this, exp.Star):
+                star_source = by_alias.get(sel.table.lower())
+                out.update(star_source.columns if star_source else {})
+                continue
+            name = sel.alias_or_name or f"EXPR${i}"
+            out[name] = infer_type(sel.unalias(), visible)
+        return out
+
+    def insert(self, insert: Insert) -> None:
+        target = self.pipeline.table(insert.target)
+        if target is None:
+            if self.pipeline.view(insert.target):
+                self.error(
+                    insert.position, "insert", f"Cannot INSERT INTO view '{insert.target}'; only tables."
+                )
+            else:
+                self.relation(insert.target, insert.position)
+            return
+        produced = self.output_columns(insert.query, insert.position)
+        sink_cols: list[Column] = [c for c in target.columns if c.persisted]
+        if insert.columns:
+            chosen = []
+            for name in insert.columns:
+                col = target.column(name)
+                if col is None or not col.persisted:
+                    self.error(
+                        insert.position,
+                        "unknown-column",
+                        f"INSERT column '{name}' is not a writable column of '{target.name}'."
+                        + did_you_mean(name, [c.name for c in sink_cols])
+                        + f" Writable columns: {', '.join(c.name for c in sink_cols)}.",
+                    )
+                    return
+                chosen.append(col)
+            sink_cols = chosen
+        if not produced:
+            return
+        if len(produced) != len(sink_cols):
+            self.error(
+                insert.position,
+                "insert-columns",
+                f"Column count mismatch inserting into '{target.name}': the query produces {len(produced)} "
+                f"columns ({', '.join(produced)}) but the sink has {len(sink_cols)} writable columns "
+                f"({', '.join(c.name for c in sink_cols)}).",
+            )
+            return
+        for i, ((qname, qtype), col) in enumerate(zip(produced.items(), sink_cols, strict=True), start=1):
+            if qtype is None or col.data_type is None:
+                continue
+            if not assignable(qtype, col.data_type):
+                self.error(
+                    insert.position,
+                    "insert-types",
+                    f"Incompatible types for sink column '{col.name}' at position {i} of '{target.name}': "
+                    f"the query gives {qtype.sql(dialect='flink')} ('{qname}'), the sink expects {col.type_sql}. "
+                    f"Add a CAST.",
+                )
+
+
+def _own_columns(select: exp.Select) -> Iterable[exp.Column]:
+    """Column references of this SELECT, not of nested subqueries (those are checked on their own)."""
+    for node in select.walk(prune=lambda n: n is not select and isinstance(n, (exp.Subquery, exp.Query))):
+        if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
+            yield node
+
+
+def _values_columns(values: exp.Values) -> dict[str, exp.DataType | None]:
+    rows = values.expressions
+    if not rows:
+        return {}
+    first = rows[0]
+    items = first.expressions if isinstance(first, exp.Tuple) else [first]
+    return {f"EXPR${i}": infer_type(e, {}) for i, e in enumerate(items)}
+
+
+def infer_type(expr: exp.Expr, columns: dict[str, exp.DataType | None]) -> exp.DataType | None:
+    """The Flink type of a projected expression where it is evident; None when unsure (then not checked)."""
+    if isinstance(expr, exp.Column):
+        for name, dt in columns.items():
+            if name.lower() == expr.name.lower():
+                return dt
+        return None
+    if isinstance(expr, (exp.Cast, exp.TryCast)):
+        return expr.to
+    if isinstance(expr, exp.Literal):
+        if expr.is_string:
+            return exp.DataType.build("VARCHAR")
+        return exp.DataType.build("DECIMAL" if "." in expr.name else "INT")
+    if isinstance(expr, exp.Boolean):
+        return exp.DataType.build("BOOLEAN")
+    if isinstance(expr, exp.Count):
+        return exp.DataType.build("BIGINT")
+    if isinstance(expr, (exp.Max, exp.Min)):
+        return infer_type(expr.this, columns)
+    if isinstance(expr, (exp.Paren, exp.Neg)):
+        return infer_type(expr.this, columns)
+    return None
+
+
+def _family(dt: exp.DataType) -> str:
+    if dt.this in _NUMERIC_RANK:
+        return "numeric"
+    for name, members in _FAMILIES.items():
+        if dt.this in members:
+            return name
+    return dt.this.name
+
+
+def assignable(source: exp.DataType, target: exp.DataType) -> bool:
+    """Whether Flink's INSERT accepts a query column of type `source` for a sink column of type `target`."""
+    if source.this is exp.DType.NULL or source.this is exp.DType.UNKNOWN:
+        return True
+    fs, ft = _family(source), _family(target)
+    if fs != ft:
+        return False
+    if fs == "numeric":
+        return _NUMERIC_RANK[source.this] <= _NUMERIC_RANK[target.this] or source.this is target.this
+    return True
+
+
+def read_tables(pipeline: Pipeline, query: exp.Query) -> list[Table]:
+    """The tables a query reads, looking through views, in first-use order."""
+    found: dict[str, Table] = {}
+    pending: list[exp.Expr] = [query]
+    seen_views: set[str] = set()
+    while pending:
+        for ref in pending.pop().find_all(exp.Table):
+            name = ref.name.lower()
+            if name in pipeline.tables:
+                found.setdefault(name, pipeline.tables[name])
+            elif name in pipeline.views and name not in seen_views:
+                seen_views.add(name)
+                pending.append(pipeline.views[name].query)
+    return list(found.values())
+
+
+def validate(pipeline: Pipeline, locate: Locate | None = None) -> list[Diagnostic]:
+    """All semantic diagnostics of a pipeline, in file order; `locate` maps query nodes to file positions."""
+    checker = _Checker(pipeline, locate)
+    for table in pipeline.tables.values():
+        checker.table(table)
+    sources: dict[str, Table] = {}
+    sinks: dict[str, Table] = {}
+    for insert in pipeline.inserts:
+        sources.update((t.name.lower(), t) for t in read_tables(pipeline, insert.query))
+        target = pipeline.table(insert.target)
+        if target is not None:
+            sinks[target.name.lower()] = target
+    for table in sources.values():
+        checker.diagnostics.extend(factories.validate_source(table))
+    for table in sinks.values():
+        checker.diagnostics.extend(factories.validate_sink(table))
+    for view in pipeline.views.values():
+        checker.output_columns(view.query, view.position)
+    for insert in pipeline.inserts:
+        checker.insert(insert)
+    return sorted(checker.diagnostics, key=lambda d: (d.file, d.line, d.column))

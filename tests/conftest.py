@@ -1,0 +1,115 @@
+"""Shared fixtures: one real Kafka broker and one SparkSession per test run, topics and a producer."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
+
+import pytest
+from confluent_kafka import KafkaError, Message, Producer
+
+from connector import broker
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+# Spark's Python workers (and the Python Data Source) must run in this venv's interpreter.
+os.environ["PYSPARK_PYTHON"] = sys.executable
+os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+
+Payload = bytes | str | None
+Headers = list[tuple[str, Payload]]
+# (key, value, partition or None for the partitioner, timestamp in ms or None for now, headers or None)
+Record = tuple[Payload, Payload, int | None, int | None, Headers | None]
+# librdkafka's RD_KAFKA_PARTITION_UA, which confluent_kafka does not export: the partitioner chooses.
+UNASSIGNED_PARTITION = -1
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real single-node broker for the whole run; the first run on a machine downloads Kafka."""
+    data_dir = tmp_path_factory.mktemp("kafka-broker")
+    info = broker.start(data_dir, on_progress=lambda message: print(message, file=sys.stderr))
+    yield info.bootstrap
+    broker.stop(data_dir)
+
+
+@pytest.fixture
+def topic_factory(kafka_bootstrap: str, request: pytest.FixtureRequest) -> Callable[..., str]:
+    """`create(partitions=1, name_prefix=None, config=None) -> name`: a fresh topic, unique per call."""
+
+    def create(
+        partitions: int = 1, name_prefix: str | None = None, config: dict[str, str] | None = None
+    ) -> str:
+        prefix = name_prefix or re.sub(r"[^A-Za-z0-9._-]+", "-", request.node.name).strip("-")[:200]
+        name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+        broker.create_topic(kafka_bootstrap, name, partitions=partitions, config=config)
+        return name
+
+    return create
+
+
+@pytest.fixture
+def produce(kafka_bootstrap: str) -> Callable[[str, Sequence[Record]], None]:
+    """`produce(topic, records)`: write records in order and wait until the broker acknowledged all.
+
+    Keys without an explicit partition are placed with murmur2, the partitioner of Java clients
+    (and so of Flink), so tests see the partitions a Java producer would choose.
+    """
+    producer = Producer(
+        {
+            "bootstrap.servers": kafka_bootstrap,
+            "enable.idempotence": True,
+            "linger.ms": 0,
+            "partitioner": "murmur2_random",
+        }
+    )
+
+    def send(topic: str, records: Sequence[Record]) -> None:
+        failures: list[str] = []
+
+        def on_delivery(error: KafkaError | None, _message: Message) -> None:
+            if error is not None:
+                failures.append(str(error))
+
+        for key, value, partition, timestamp_ms, headers in records:
+            producer.produce(
+                topic,
+                value=value,
+                key=key,
+                partition=UNASSIGNED_PARTITION if partition is None else partition,
+                timestamp=timestamp_ms or 0,  # 0: the producer stamps the current time
+                headers=headers,
+                on_delivery=on_delivery,
+            )
+            producer.poll(0)
+        undelivered = producer.flush(30)
+        if undelivered or failures:
+            raise AssertionError(f"producing to {topic!r}: {undelivered} undelivered, errors {failures}")
+
+    return send
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    """One small local SparkSession for the run (2 cores shared with the broker)."""
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("kafka-sql-tests")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("WARN")
+    yield session
+    session.stop()
