@@ -99,7 +99,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if compiled.errors:
         _print_diagnostics(compiled.diagnostics, "text")
         return EXIT_ERRORS
-    plan = explain(compiled.require())
+    plan = explain(compiled.require(), args.file.stem)
     if args.format == "json":
         out.print_json(json.dumps(plan))
     else:
@@ -145,9 +145,7 @@ def cmd_broker(args: argparse.Namespace) -> int:
 def cmd_produce(args: argparse.Namespace) -> int:
     from connector.produce import produce_file
 
-    count = produce_file(
-        args.bootstrap, args.topic, args.file, partitions=args.partitions, key_field=args.key_field
-    )
+    count = produce_file(args.bootstrap, args.topic, args.file, partitions=args.partitions, key_field=args.key_field)
     err.print(f"produced {count} record(s) to '{args.topic}'")
     return EXIT_OK
 
@@ -206,18 +204,14 @@ def build_parser() -> argparse.ArgumentParser:
         "micro-batch completes and its offsets are committed.",
     )
     p.add_argument("file", type=Path, metavar="FILE")
-    p.add_argument(
-        "--master", default="local[*]", help="Spark master URL (default local[*]; e.g. spark://host:7077)"
-    )
+    p.add_argument("--master", default="local[*]", help="Spark master URL (default local[*]; e.g. spark://host:7077)")
     p.add_argument(
         "--checkpoint-dir",
         type=Path,
         default=Path("checkpoints"),
         help="root of the checkpoint locations; one per INSERT, stable across runs (default ./checkpoints)",
     )
-    p.add_argument(
-        "--max-batches", type=int, default=None, help="stop after this many micro-batches per query"
-    )
+    p.add_argument("--max-batches", type=int, default=None, help="stop after this many micro-batches per query")
     p.add_argument("--timeout", type=float, default=None, help="stop cleanly after this many seconds")
     _template_args(p)
     p.set_defaults(func=cmd_run)
@@ -229,12 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
         "Maven Central through mvn and are cached.",
     )
     p.add_argument("action", choices=["start", "stop", "status"])
-    p.add_argument(
-        "--data-dir", type=Path, default=None, help="broker data directory (default ./.kafka-sql/broker)"
-    )
-    p.add_argument(
-        "--port", type=int, default=9092, help="client port for start (default 9092; 0 = any free port)"
-    )
+    p.add_argument("--data-dir", type=Path, default=None, help="broker data directory (default ./.kafka-sql/broker)")
+    p.add_argument("--port", type=int, default=9092, help="client port for start (default 9092; 0 = any free port)")
     p.set_defaults(func=cmd_broker)
 
     p = verbs.add_parser(

@@ -222,9 +222,7 @@ def table_option_hints(table: exp.Table) -> dict[str, str]:
     return options
 
 
-def _build_timestamp_delta(
-    kind: type[exp.TimestampAdd] | type[exp.TimestampDiff], args: list[exp.Expr]
-) -> exp.Expr:
+def _build_timestamp_delta(kind: type[exp.TimestampAdd] | type[exp.TimestampDiff], args: list[exp.Expr]) -> exp.Expr:
     """TIMESTAMPADD(unit, n, ts) / TIMESTAMPDIFF(unit, t1, t2): the unit is a keyword, not a column."""
     if len(args) != 3:
         return exp.Anonymous(this=kind.__name__.upper(), expressions=args)
@@ -251,9 +249,7 @@ class FlinkTokenizer(Hive.Tokenizer):
     IDENTIFIER_ESCAPES: ClassVar[list[str]] = ["`"]
     NUMERIC_LITERALS: ClassVar[dict[str, str]] = {}
     # Hive's `$` parameters (`${var}`) are not Flink SQL; pipeline variables are Jinja's.
-    SINGLE_TOKENS: ClassVar[dict[str, TokenType]] = {
-        k: v for k, v in Hive.Tokenizer.SINGLE_TOKENS.items() if k != "$"
-    }
+    SINGLE_TOKENS: ClassVar[dict[str, TokenType]] = {k: v for k, v in Hive.Tokenizer.SINGLE_TOKENS.items() if k != "$"}
 
     KEYWORDS: ClassVar[dict[str, TokenType]] = {
         **{k: v for k, v in Hive.Tokenizer.KEYWORDS.items() if k not in _NOT_FLINK_KEYWORDS},
@@ -426,8 +422,7 @@ class FlinkParser(HiveParser):
                 parameter = self._curr.text.upper()
                 if parameter not in _TVF_NAMED_ARGS:
                     self.raise_error(
-                        f"Unknown {kind} parameter '{self._curr.text}', expected one of "
-                        + ", ".join(_TVF_NAMED_ARGS)
+                        f"Unknown {kind} parameter '{self._curr.text}', expected one of " + ", ".join(_TVF_NAMED_ARGS)
                     )
                 self._advance(2)
                 key = _TVF_NAMED_ARGS[parameter]
@@ -543,9 +538,7 @@ class FlinkParser(HiveParser):
             if len(items) % 2:
                 self.raise_error("MAP[...] needs key/value pairs: an even number of elements")
             varmap = self.expression(
-                exp.VarMap(
-                    keys=exp.Array(expressions=items[0::2]), values=exp.Array(expressions=items[1::2])
-                )
+                exp.VarMap(keys=exp.Array(expressions=items[0::2]), values=exp.Array(expressions=items[1::2]))
             )
             return super()._parse_bracket(varmap)
         return super()._parse_bracket(this)
@@ -581,9 +574,7 @@ class FlinkParser(HiveParser):
             self._match_closing_angle()
             if name == "ARRAY":
                 return exp.DataType(this=exp.DType.ARRAY, expressions=[element], nested=True)
-            return exp.DataType(
-                this=exp.DType.USERDEFINED, kind="MULTISET", expressions=[element], nested=True
-            )
+            return exp.DataType(this=exp.DType.USERDEFINED, kind="MULTISET", expressions=[element], nested=True)
         if name == "MAP" and opener == TokenType.LT:
             self._advance(2)
             key = self._parse_element_type()
@@ -794,9 +785,7 @@ class FlinkParser(HiveParser):
                 value = self._parse_string()
             else:
                 self._advance(self._tokens_size - self._index)
-                value = self.expression(
-                    exp.Literal.string(self._find_sql(value_start, self._prev)), value_start
-                )
+                value = self.expression(exp.Literal.string(self._find_sql(value_start, self._prev)), value_start)
         assignment = self.expression(exp.EQ(this=key, expression=value))
         return self.expression(exp.Set(expressions=[exp.SetItem(this=assignment)]))
 
@@ -817,9 +806,7 @@ class FlinkParser(HiveParser):
             if not self._match_set((TokenType.TABLE, TokenType.VIEW)):
                 self.raise_error("Expected TABLE or VIEW after SHOW CREATE")
             kind = self._prev.text.upper()
-            return self.expression(
-                exp.Show(this=f"CREATE {kind}", target=self._parse_table_parts(schema=True))
-            )
+            return self.expression(exp.Show(this=f"CREATE {kind}", target=self._parse_table_parts(schema=True)))
         if self._match_text_seq("COLUMNS"):
             if not self._match_set((TokenType.FROM, TokenType.IN)):
                 self.raise_error("Expected FROM or IN after SHOW COLUMNS")
@@ -861,12 +848,14 @@ class FlinkGenerator(HiveGenerator):
         **{k: v for k, v in HiveGenerator.TRANSFORMS.items() if k not in _HIVE_ONLY_TRANSFORMS},
         exp.Property: lambda self, e: f"{self.sql(e, 'this')} = {self.sql(e, 'value')}",
         exp.Array: lambda self, e: f"ARRAY{inline_array_sql(self, e)}",
-        exp.VarMap: lambda self, e: "MAP["
-        + ", ".join(
-            f"{self.sql(k)}, {self.sql(v)}"
-            for k, v in zip(e.args["keys"].expressions, e.args["values"].expressions, strict=True)
-        )
-        + "]",
+        exp.VarMap: lambda self, e: (
+            "MAP["
+            + ", ".join(
+                f"{self.sql(k)}, {self.sql(v)}"
+                for k, v in zip(e.args["keys"].expressions, e.args["values"].expressions, strict=True)
+            )
+            + "]"
+        ),
         exp.CurrentTimestamp: lambda *_: "CURRENT_TIMESTAMP",
         exp.GroupConcat: lambda self, e: self.func("LISTAGG", e.this, e.args.get("separator")),
         exp.JSONKeyValue: lambda self, e: f"KEY {self.sql(e, 'this')} VALUE {self.sql(e, 'expression')}",

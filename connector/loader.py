@@ -115,8 +115,7 @@ class _Loader:
                     self.error(
                         self.node_pos(prop.this, where),
                         "unknown-table",
-                        f"LIKE source table '{src_name}' is not defined before '{name}'."
-                        + _known(self.pipeline),
+                        f"LIKE source table '{src_name}' is not defined before '{name}'." + _known(self.pipeline),
                     )
                 table.like = src_name
                 like_options = [(p.this.name.upper(), p.args["value"].name.upper()) for p in prop.expressions]
@@ -197,9 +196,7 @@ class _Loader:
         if not isinstance(query, exp.Query):
             self.error(where, "syntax", "INSERT needs a SELECT or VALUES query.")
             return
-        hints = {
-            t.name.lower(): opts for t in query.find_all(exp.Table) if (opts := dialect.table_option_hints(t))
-        }
+        hints = {t.name.lower(): opts for t in query.find_all(exp.Table) if (opts := dialect.table_option_hints(t))}
         self.pipeline.inserts.append(
             Insert(
                 target=target.name,
@@ -234,9 +231,7 @@ def _merge_like(table: Table, source: Table, like_options: list[tuple[str, str]]
     strategy = {"ALL": "INCLUDING", "OPTIONS": "OVERWRITING"}
     for how, what in like_options:
         if what == "ALL":
-            strategy = {
-                k: how for k in ("ALL", "OPTIONS", "WATERMARKS", "CONSTRAINTS", "METADATA", "GENERATED")
-            }
+            strategy = {k: how for k in ("ALL", "OPTIONS", "WATERMARKS", "CONSTRAINTS", "METADATA", "GENERATED")}
         else:
             strategy[what] = how
 
@@ -281,8 +276,7 @@ def load_text(text: str, file: str, mapper: PositionMapper | None = None) -> Loa
         statements = parse_script(text, file)
     except PipelineError as err:
         raise PipelineError(
-            Diagnostic(d.file, *mapper(d.line, d.column), d.severity, d.code, d.message)
-            for d in err.diagnostics
+            Diagnostic(d.file, *mapper(d.line, d.column), d.severity, d.code, d.message) for d in err.diagnostics
         ) from None
     loader = _Loader(text, file, mapper)
     loader.load(statements)

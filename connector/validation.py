@@ -63,9 +63,7 @@ class _Checker:
         seen: set[str] = set()
         for col in table.columns:
             if col.name.lower() in seen:
-                self.error(
-                    col.position, "duplicate", f"Column '{col.name}' is declared twice in '{table.name}'."
-                )
+                self.error(col.position, "duplicate", f"Column '{col.name}' is declared twice in '{table.name}'.")
             seen.add(col.name.lower())
             if col.kind is ColumnKind.COMPUTED and col.expression is not None:
                 usable = [c.name for c in table.columns if c.kind is not ColumnKind.COMPUTED]
@@ -126,9 +124,7 @@ class _Checker:
             if view.columns:
                 cols = dict(zip(view.columns, cols.values(), strict=False))
             return _Relation(view.name, cols)
-        known = [t.name for t in self.pipeline.tables.values()] + [
-            v.name for v in self.pipeline.views.values()
-        ]
+        known = [t.name for t in self.pipeline.tables.values()] + [v.name for v in self.pipeline.views.values()]
         self.error(
             where,
             "unknown-table",
@@ -152,9 +148,7 @@ class _Checker:
             if rel is None:
                 ok = False
                 continue
-            alias = (
-                item.alias_or_name if isinstance(item, (exp.Table, exp.Subquery, exp.Unnest)) else rel.name
-            )
+            alias = item.alias_or_name if isinstance(item, (exp.Table, exp.Subquery, exp.Unnest)) else rel.name
             out.append((alias or rel.name, rel))
         return out if ok else None
 
@@ -258,12 +252,18 @@ class _Checker:
         target = self.pipeline.table(insert.target)
         if target is None:
             if self.pipeline.view(insert.target):
-                self.error(
-                    insert.position, "insert", f"Cannot INSERT INTO view '{insert.target}'; only tables."
-                )
+                self.error(insert.position, "insert", f"Cannot INSERT INTO view '{insert.target}'; only tables.")
             else:
                 self.relation(insert.target, insert.position)
             return
+        if target.connector not in UPDATING_SINKS and produces_updates(self.pipeline, insert.query):
+            self.error(
+                insert.position,
+                "insert-changelog",
+                f"Table sink '{target.name}' ({target.connector}) doesn't support consuming update changes, which "
+                f"this query produces (an aggregate outside a window). Aggregate over a window TVF, or write to "
+                f"a sink that accepts updates: {', '.join(UPDATING_SINKS)}.",
+            )
         produced = self.output_columns(insert.query, insert.position)
         sink_cols: list[Column] = [c for c in target.columns if c.persisted]
         if insert.columns:
@@ -364,6 +364,44 @@ def assignable(source: exp.DataType, target: exp.DataType) -> bool:
     if fs == "numeric":
         return _NUMERIC_RANK[source.this] <= _NUMERIC_RANK[target.this] or source.this is target.this
     return True
+
+
+UPDATING_SINKS = ("upsert-kafka", "print", "blackhole")
+
+
+def _is_windowed(select: exp.Select) -> bool:
+    from_ = select.args.get("from_")
+    if from_ is not None and isinstance(from_.this, dialect.WindowTVF):
+        return True
+    group = select.args.get("group")
+    legacy = ("TUMBLE", "HOP", "SESSION")
+    return group is not None and any(
+        isinstance(g, exp.Anonymous) and g.name.upper() in legacy for g in group.expressions
+    )
+
+
+def produces_updates(pipeline: Pipeline, query: exp.Query) -> bool:
+    """Whether a query emits updates (Flink: a GroupAggregate) rather than appends only.
+
+    A grouped or global aggregate over a window (window TVF or legacy group window) is final when the
+    window closes, so it appends; any other aggregate refines earlier results and needs an updating sink.
+    """
+    pending: list[exp.Expr] = [query]
+    seen: set[str] = set()
+    while pending:
+        node = pending.pop()
+        for select in node.find_all(exp.Select):
+            aggregated = select.args.get("group") is not None or any(
+                sel.find(exp.AggFunc) is not None for sel in select.selects
+            )
+            if aggregated and not _is_windowed(select):
+                return True
+        for ref in node.find_all(exp.Table):
+            view = pipeline.view(ref.name)
+            if view is not None and view.name.lower() not in seen:
+                seen.add(view.name.lower())
+                pending.append(view.query)
+    return False
 
 
 def read_tables(pipeline: Pipeline, query: exp.Query) -> list[Table]:

@@ -1,0 +1,94 @@
+"""`kafka-sql explain`: the catalog and the plan of each INSERT, as JSON-able data and as text.
+
+Everything shown goes through secret masking: option values of secret keys never appear.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from connector.catalog import ColumnKind, Pipeline, Table
+from connector.plan import build
+from connector.secrets import mask_options, mask_sql
+
+
+def _column(col: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": col.name, "kind": col.kind.value}
+    if col.kind is ColumnKind.COMPUTED and col.expression is not None:
+        out["expression"] = col.expression.sql(dialect="flink")
+    else:
+        out["type"] = col.type_sql + ("" if col.nullable else " NOT NULL")
+    if col.kind is ColumnKind.METADATA:
+        out["metadata"] = col.metadata_key
+        out["virtual"] = col.virtual
+    return out
+
+
+def _table(table: Table) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": table.name,
+        "connector": table.connector,
+        "columns": [_column(c) for c in table.columns],
+        "options": mask_options(table.options),
+    }
+    if table.watermark is not None:
+        out["watermark"] = f"{table.watermark.column} AS {table.watermark.expression.sql(dialect='flink')}"
+    if table.primary_key:
+        out["primary_key"] = table.primary_key
+    return out
+
+
+def explain(pipeline: Pipeline, default_name: str) -> dict[str, Any]:
+    """The explain document of a validated pipeline."""
+    plan = build(pipeline, default_name)
+    return {
+        "pipeline": plan.name,
+        "settings": mask_options({k: s.value for k, s in pipeline.settings.items()}),
+        "spark_conf": plan.spark_conf,
+        "tables": [_table(t) for t in pipeline.tables.values()],
+        "views": [{"name": name, "spark_sql": mask_sql(sql)} for name, sql in plan.views],
+        "queries": [{**q.to_json(), "spark_sql": mask_sql(q.spark_sql)} for q in plan.queries],
+        "warnings": [str(w) for w in plan.warnings],
+    }
+
+
+def render_text(doc: dict[str, Any]) -> str:
+    """A readable rendering of `explain`'s document."""
+    lines = [f"Pipeline '{doc['pipeline']}'"]
+    if doc["settings"]:
+        lines.append("Settings:")
+        lines += [f"  {k} = {v}" for k, v in doc["settings"].items()]
+    if doc["spark_conf"]:
+        lines.append("Spark configuration:")
+        lines += [f"  {k} = {v}" for k, v in doc["spark_conf"].items()]
+    lines.append("Tables:")
+    for t in doc["tables"]:
+        lines.append(f"  {t['name']} ({t['connector']})")
+        for c in t["columns"]:
+            detail = c.get("type") or f"AS {c['expression']}"
+            if c["kind"] == "metadata":
+                detail += f" METADATA FROM '{c['metadata']}'" + (" VIRTUAL" if c["virtual"] else "")
+            lines.append(f"    {c['name']} {detail}")
+        if "watermark" in t:
+            lines.append(f"    WATERMARK FOR {t['watermark']}")
+        if "primary_key" in t:
+            lines.append(f"    PRIMARY KEY ({', '.join(t['primary_key'])})")
+        lines += [f"    '{k}' = '{v}'" for k, v in t["options"].items()]
+    for v in doc["views"]:
+        lines.append(f"View {v['name']}: {v['spark_sql']}")
+    for q in doc["queries"]:
+        set_note = f", statement set {q['statement_set']}" if q["statement_set"] else ""
+        lines.append(f"Query '{q['query']}' (INSERT at {q['insert']}{set_note})")
+        sink = q["sink"]
+        details = ", ".join(f"{k}: {v}" for k, v in sink.items() if k not in ("table", "connector"))
+        lines.append(f"  sink: {sink['table']} ({sink['connector']})" + (f"; {details}" if details else ""))
+        for s in q["sources"]:
+            lines.append(f"  source: {s['table']} ({s['connector']}) as view {s['view']}")
+            for key in ("subscription", "start", "restore", "stop", "commit", "discovery"):
+                if key in s:
+                    lines.append(f"    {key}: {s[key]}")
+        trigger = ", ".join(f"{k}={v}" for k, v in q["trigger"].items())
+        lines.append(f"  output mode: {q['output_mode']}; trigger: {trigger}; checkpoint: <root>/{q['checkpoint']}")
+        lines.append(f"  spark sql: {q['spark_sql']}")
+    lines += doc["warnings"]
+    return "\n".join(lines)
