@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
+from rich.text import Text
 
 from connector import __version__, templating
 from connector.diagnostics import Diagnostic, PipelineError
@@ -50,28 +51,36 @@ def _variables(args: argparse.Namespace) -> dict[str, str]:
     return variables
 
 
+def _print_json(document: object) -> None:
+    # Plain stdout, not rich: machine-readable output must be exactly json.dumps (no wrapping, no emoji codes).
+    sys.stdout.write(json.dumps(document, indent=2) + "\n")
+
+
 def _print_diagnostics(diagnostics: Sequence[Diagnostic], fmt: str) -> None:
     if fmt == "json":
-        out.print_json(json.dumps([d.to_json() for d in diagnostics]))
+        _print_json([d.to_json() for d in diagnostics])
         return
     for d in diagnostics:
-        style = "red" if d.severity == "error" else "yellow"
-        err.print(
-            f"[bold]{d.file}:{d.line}:{d.column}[/bold]: [{style}]{d.severity}[/{style}] "
-            f"[dim]\\[{d.code}][/dim] {_escape(d.message)}"
+        # Text parts, never markup: messages quote user SQL, which may hold '[...]' or ':name:'.
+        line = Text.assemble(
+            (f"{d.file}:{d.line}:{d.column}", "bold"),
+            ": ",
+            (d.severity, "red" if d.severity == "error" else "yellow"),
+            " ",
+            (f"[{d.code}]", "dim"),
+            f" {d.message}",
         )
-
-
-def _escape(text: str) -> str:
-    return text.replace("[", "\\[")
+        err.print(line, emoji=False)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from connector.frontend import compile_file
+    from connector.frontend import compile_file, plan_diagnostics
 
+    variables = _variables(args)
     diagnostics: list[Diagnostic] = []
     for path in args.files:
-        diagnostics.extend(compile_file(path, _variables(args)).diagnostics)
+        compiled = compile_file(path, variables)
+        diagnostics += compiled.diagnostics + plan_diagnostics(compiled)
     _print_diagnostics(diagnostics, args.format)
     errors = sum(1 for d in diagnostics if d.severity == "error")
     if args.format == "text":
@@ -83,10 +92,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    from connector.secrets import mask_sql
+    from connector.secrets import mask_sql, mask_text
 
     rendered = templating.render(args.file, _variables(args))
-    text = rendered.text if args.show_secrets else mask_sql(rendered.text)
+    text = rendered.text if args.show_secrets else mask_text(mask_sql(rendered.text), rendered.secrets)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return EXIT_OK
 
@@ -94,16 +103,19 @@ def cmd_render(args: argparse.Namespace) -> int:
 def cmd_explain(args: argparse.Namespace) -> int:
     from connector.explain import explain, render_text
     from connector.frontend import compile_file
+    from connector.secrets import mask_text
 
     compiled = compile_file(args.file, _variables(args))
     if compiled.errors:
-        _print_diagnostics(compiled.diagnostics, "text")
+        _print_diagnostics(compiled.diagnostics, args.format)
         return EXIT_ERRORS
+    if args.format == "text":
+        _print_diagnostics(compiled.diagnostics, "text")  # warnings, on stderr
     plan = explain(compiled.require(), args.file.stem)
-    if args.format == "json":
-        out.print_json(json.dumps(plan))
-    else:
-        out.print(render_text(plan), markup=False)
+    # Option values are masked by key; values of secret var()s / env_var()s are masked wherever they ended up.
+    secrets = compiled.rendered.secrets if compiled.rendered else frozenset()
+    text = json.dumps(plan, indent=2) if args.format == "json" else render_text(plan)
+    sys.stdout.write(mask_text(text, secrets) + "\n")
     return EXIT_OK
 
 

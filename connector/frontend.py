@@ -13,6 +13,7 @@ from connector import templating, validation
 from connector.catalog import Pipeline
 from connector.diagnostics import Diagnostic, PipelineError
 from connector.loader import load_text
+from connector.plan import build
 
 
 @dataclass
@@ -54,3 +55,16 @@ def compile_file(
         return CompiledFile(path, rendered, None, err.diagnostics)
     diagnostics = validation.validate(loaded.pipeline, loaded.locate)
     return CompiledFile(path, rendered, loaded.pipeline, diagnostics)
+
+
+def plan_diagnostics(compiled: CompiledFile) -> list[Diagnostic]:
+    """What planning finds in a valid file: queries Spark cannot run, ignored settings, shared consumer groups.
+
+    `validate` reports these too, so a file it accepts is one `run` accepts.
+    """
+    if compiled.errors or compiled.pipeline is None:
+        return []
+    try:
+        return list(build(compiled.pipeline, compiled.path.stem).warnings)
+    except PipelineError as err:
+        return err.diagnostics

@@ -193,6 +193,8 @@ class _Loader:
             columns = [e.name for e in target.expressions]
             target = target.this
         query = node.expression
+        if isinstance(query, exp.Values):
+            query = _select_values(query)
         if not isinstance(query, exp.Query):
             self.error(where, "syntax", "INSERT needs a SELECT or VALUES query.")
             return
@@ -211,14 +213,27 @@ class _Loader:
 
     def drop(self, node: exp.Drop, where: Position) -> None:
         kind = (node.args.get("kind") or "").upper()
-        name = node.this.name
+        if kind not in ("TABLE", "VIEW"):
+            return  # DROP FUNCTION / CATALOG / DATABASE: nothing this file's catalog holds
         registry = self.pipeline.tables if kind == "TABLE" else self.pipeline.views
-        if registry.pop(name.lower(), None) is None and not node.args.get("exists"):
-            self.error(
-                self.node_pos(node.this, where),
-                "unknown-table",
-                f"Cannot drop {kind.lower()} '{name}': it is not defined." + _known(self.pipeline),
-            )
+        # sqlglot keeps the dropped names in `tables` (one for Flink's DROP TABLE|VIEW).
+        for target in node.args.get("tables") or [node.this]:
+            if registry.pop(target.name.lower(), None) is None and not node.args.get("exists"):
+                self.error(
+                    self.node_pos(target, where),
+                    "unknown-table",
+                    f"Cannot drop {kind.lower()} '{target.name}': it is not defined." + _known(self.pipeline),
+                )
+
+
+def _select_values(values: exp.Values) -> exp.Select:
+    """`VALUES (...)` as `SELECT * FROM (VALUES (...)) AS v(EXPR$0, ...)`: the query shape every later stage
+    handles; the columns get Flink's names for unnamed expressions."""
+    first = values.expressions[0] if values.expressions else None
+    width = len(first.expressions) if isinstance(first, exp.Tuple) else 1
+    columns = [exp.to_identifier(f"EXPR${i}", quoted=True) for i in range(width)]
+    values.set("alias", exp.TableAlias(this=exp.to_identifier("v"), columns=columns))
+    return exp.select("*").from_(values)
 
 
 def _known(pipeline: Pipeline) -> str:

@@ -88,7 +88,8 @@ class _Checker:
                     + did_you_mean(wm.column, names)
                     + f" Columns: {', '.join(names)}.",
                 )
-            elif rowtime.data_type is not None and rowtime.data_type.this not in (
+                return  # the expression's references to the same name would only repeat this error
+            if rowtime.data_type is not None and rowtime.data_type.this not in (
                 _FAMILIES["timestamp"] | _FAMILIES["timestamp_ltz"]
             ):
                 self.error(
@@ -168,13 +169,20 @@ class _Checker:
                     self.pos_of(timecol, where),
                     "unknown-column",
                     f"DESCRIPTOR({timecol.name}): no such column in '{base.name}'."
-                    + did_you_mean(timecol.name, list(base.columns)),
+                    + did_you_mean(timecol.name, list(base.columns))
+                    + f" Columns: {', '.join(base.columns)}.",
                 )
             return _Relation(base.name, cols)
         if isinstance(item, exp.Table) and isinstance(item.this, exp.Identifier):
             return self.relation(item.name, self.pos_of(item, where))
         if isinstance(item, exp.Subquery) and isinstance(item.this, exp.Query):
             return _Relation(item.alias_or_name or "subquery", self.output_columns(item.this, where))
+        if isinstance(item, exp.Values):
+            alias = item.args.get("alias")
+            inferred = list(_values_columns(item).items())
+            if alias is not None and alias.columns:
+                inferred = [(c.name, t) for c, (_, t) in zip(alias.columns, inferred, strict=False)]
+            return _Relation(item.alias_or_name or "values", dict(inferred))
         if isinstance(item, exp.Unnest):
             alias = item.args.get("alias")
             names = [c.name for c in alias.columns] if alias is not None and alias.columns else ["col"]
@@ -244,8 +252,7 @@ class _Checker:
                 star_source = by_alias.get(sel.table.lower())
                 out.update(star_source.columns if star_source else {})
                 continue
-            name = sel.alias_or_name or f"EXPR${i}"
-            out[name] = infer_type(sel.unalias(), visible)
+            out[_unique(_output_name(sel, i), out)] = infer_type(sel.unalias(), visible)
         return out
 
     def insert(self, insert: Insert) -> None:
@@ -305,10 +312,33 @@ class _Checker:
                 )
 
 
+def _output_name(sel: exp.Expr, index: int) -> str:
+    """Flink's name of a projected expression: its alias, the column's name, else EXPR$<index>."""
+    if isinstance(sel, exp.Alias):
+        return sel.alias
+    if isinstance(sel, exp.Column):
+        return sel.name
+    return f"EXPR${index}"
+
+
+def _unique(name: str, taken: dict[str, exp.DataType | None]) -> str:
+    """`name`, or Flink's renaming of a repeated output name (`v`, `v0`, `v1`, ...)."""
+    lowered = {t.lower() for t in taken}
+    if name.lower() not in lowered:
+        return name
+    suffix = 0
+    while f"{name}{suffix}".lower() in lowered:
+        suffix += 1
+    return f"{name}{suffix}"
+
+
 def _own_columns(select: exp.Select) -> Iterable[exp.Column]:
-    """Column references of this SELECT, not of nested subqueries (those are checked on their own)."""
+    """Column references of this SELECT, not of nested subqueries (those are checked on their own) nor a
+    window TVF's DESCRIPTOR (checked against the TVF's input)."""
     for node in select.walk(prune=lambda n: n is not select and isinstance(n, (exp.Subquery, exp.Query))):
         if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
+            if isinstance(node.parent, dialect.WindowTVF) and node.arg_key == "timecol":
+                continue
             yield node
 
 
@@ -332,7 +362,7 @@ def infer_type(expr: exp.Expr, columns: dict[str, exp.DataType | None]) -> exp.D
         return expr.to
     if isinstance(expr, exp.Literal):
         if expr.is_string:
-            return exp.DataType.build("VARCHAR")
+            return exp.DataType.build("STRING", dialect="flink")
         return exp.DataType.build("DECIMAL" if "." in expr.name else "INT")
     if isinstance(expr, exp.Boolean):
         return exp.DataType.build("BOOLEAN")

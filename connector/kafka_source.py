@@ -1,0 +1,698 @@
+"""The `flink-kafka` streaming source: Kafka read with confluent-kafka, with Flink's offset semantics.
+
+A PySpark Python Data Source, configured only with the options of Flink's Kafka connector (`topic`,
+`topic-pattern`, `properties.*`, `scan.startup.*`, `scan.bounded.*`,
+`scan.topic-partition-discovery.interval`) plus Spark-only ones under Flink-style names
+(`scan.max-records-per-batch`, `scan.fail-on-data-loss`, `scan.min-partitions`, `scan.poll-timeout`):
+
+    spark.dataSource.register(KafkaSource)
+    spark.readStream.format("flink-kafka").options(**options).load()
+
+One Spark micro-batch plays the role of one Flink checkpoint. Spark's checkpoint holds the offsets,
+`{"topic": {"partition": next_offset_to_read}}` (see `connector.offsets` for the rules); offsets of a
+completed batch are committed to the consumer group (`connector.offset_commit`).
+
+Where things run (reference §2.2): `initialOffset`, `latestOffset`, `partitions`, `commit`,
+`reportLatestOffset` and `prepareForTriggerAvailableNow` run in one long-lived driver-side Python process
+(the "runner"), which keeps the planning state (`_Planner`). `read()` runs in executor Python workers on
+a pickled copy of the reader that never sees that state: each `KafkaInputPartition` carries its exact
+offset range, and the worker seeks to it, so a logged range is re-read identically after a restart.
+Spark never calls `stop()`; every client is created lazily and is safe to leak.
+
+Commit timing: Spark writes `commits/N` before it asks for the offsets of batch N+1, so a `start`
+passed to `latestOffset` is the end of a completed batch, unless it is the initial offset of a fresh
+query not yet processed. That is when ON_CHECKPOINTS commits it; `commit(end)` (called one batch later
+by Spark) then finds nothing new. The last batch before a stop is committed by the engine with
+`connector.offset_commit.commit_offsets_now`.
+
+Bounded scans (`scan.bounded.mode`): end offsets are resolved once per run, from the partitions known
+then (discovery is off, as in Flink); `latestOffset` never goes beyond them, and under
+Trigger.AvailableNow they are the target, so the query ends when every partition reached its end (a
+specific end offset beyond the data waits for it, as Flink does). Unbounded under AvailableNow: the
+target is the latest offsets when the query starts.
+
+Kafka clients: like Java clients (and so Flink) readers default to `isolation.level=read_uncommitted`
+(librdkafka's default is read_committed); `properties.*` reach librdkafka as they are, except Flink's
+own KafkaSource properties and Java-only ones (see `connector.offsets`).
+
+`reportLatestOffset()` returns the source's metrics; Spark puts them, as a JSON *string*, into
+`StreamingQueryProgress.sources[i].latestOffset` (parse with `json.loads`). Offsets are next offsets to read:
+
+    {
+      "latest":    {"topic": {"0": 120, "1": 98}},   # latest offset per partition (log end / LSO)
+      "current":   {"topic": {"0": 100, "1": 98}},   # end of the batch just planned (next offset to read)
+      "lag":       {"topic": {"0": 20, "1": 0}},     # latest - current
+      "committed": {"topic": {"0": 80, "1": 90}},    # offsets this run committed to the group so far
+      "commitsSucceeded": 3,
+      "commitsFailed": 0,
+      "commitMode": "ON_CHECKPOINTS"                  # or KAFKA_PERIODIC, DISABLED
+    }
+
+Errors meant for the user are `KafkaSourceError` / `DataLossError` (from `connector.offsets`); Spark
+wraps them in its own exception, whose message contains `KafkaSourceError: <message>` or
+`DataLossError: <message>`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import cast
+
+import pyarrow as pa
+from confluent_kafka import (
+    TIMESTAMP_CREATE_TIME,
+    TIMESTAMP_LOG_APPEND_TIME,
+    Consumer,
+    ConsumerGroupTopicPartitions,
+    IsolationLevel,
+    KafkaError,
+    KafkaException,
+    Message,
+)
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+from confluent_kafka.admin import AdminClient, OffsetSpec
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    ReadMinRows,
+    SupportsTriggerAvailableNow,
+)
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from connector.offset_commit import CommitMode, OffsetCommitter, commit_mode
+from connector.offsets import (
+    DataLossError,
+    KafkaSourceError,
+    Offsets,
+    SourceSettings,
+    TopicPartition,
+    Watermarks,
+    batch_ranges,
+    data_loss_message,
+    from_spark,
+    needs_earliest,
+    next_offsets,
+    resolve_bounds,
+    resolve_startup,
+    split_ranges,
+    to_spark,
+)
+
+log = logging.getLogger(__name__)
+
+SCHEMA = StructType(
+    [
+        StructField("key", BinaryType()),
+        StructField("value", BinaryType()),
+        StructField("topic", StringType()),
+        StructField("partition", IntegerType()),
+        StructField("offset", LongType()),
+        StructField("timestamp", TimestampType()),
+        StructField("timestamp_type", StringType()),
+        StructField(
+            "headers",
+            ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())])),
+        ),
+        StructField("leader_epoch", IntegerType()),
+    ]
+)
+ARROW_SCHEMA = to_arrow_schema(SCHEMA, timezone="UTC")
+TIMESTAMP_TYPES = {TIMESTAMP_CREATE_TIME: "CreateTime", TIMESTAMP_LOG_APPEND_TIME: "LogAppendTime"}
+# One Arrow batch holds at most this much, so an executor's memory does not grow with the backlog.
+MAX_BATCH_RECORDS = 10_000
+MAX_BATCH_BYTES = 4 * 1024 * 1024
+# Reader defaults a user may override with properties.*: librdkafka prefetches up to 64 MB per partition,
+# and once its queue is full it stops fetching for fetch.queue.backoff.ms (1 s), which made a reader
+# 5-10x slower than the broker (measured); a reader task reads one partition.
+READER_DEFAULTS = {"queued.max.messages.kbytes": "16384", "fetch.queue.backoff.ms": "10"}
+REQUEST_TIMEOUT_SECONDS = 30.0
+COMMIT_FLUSH_SECONDS = 5.0
+# Kafka's own topics, which a topic-pattern never matches (Java: listTopics() excludes internal topics).
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
+# librdkafka consumer-only properties; an AdminClient would warn about each one.
+CONSUMER_ONLY_PROPERTIES = frozenset(
+    {
+        "group.instance.id",
+        "partition.assignment.strategy",
+        "session.timeout.ms",
+        "heartbeat.interval.ms",
+        "group.protocol.type",
+        "group.protocol",
+        "group.remote.assignor",
+        "coordinator.query.interval.ms",
+        "max.poll.interval.ms",
+        "auto.commit.interval.ms",
+        "enable.auto.offset.store",
+        "queued.min.messages",
+        "queued.max.messages.kbytes",
+        "fetch.wait.max.ms",
+        "fetch.queue.backoff.ms",
+        "fetch.message.max.bytes",
+        "max.partition.fetch.bytes",
+        "fetch.max.bytes",
+        "fetch.min.bytes",
+        "fetch.error.backoff.ms",
+        "enable.partition.eof",
+        "check.crcs",
+        "allow.auto.create.topics",
+    }
+)
+
+
+class KafkaSource(DataSource):
+    """`spark.readStream.format("flink-kafka")`: raw Kafka records with a fixed schema (`SCHEMA`)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "flink-kafka"
+
+    def schema(self) -> StructType:
+        SourceSettings.from_options(self.options)  # bad options fail at load(), not at start()
+        return SCHEMA
+
+    def streamReader(self, schema: StructType) -> KafkaStreamReader:
+        if schema != SCHEMA:
+            raise KafkaSourceError(
+                f"The flink-kafka source has a fixed schema ({SCHEMA.simpleString()}) and cannot be read "
+                f"with another one ({schema.simpleString()}); decode key and value with a projection."
+            )
+        return KafkaStreamReader(SourceSettings.from_options(self.options))
+
+
+@dataclass(frozen=True)
+class KafkaInputPartition(InputPartition):
+    """Records [start, end) of one Kafka partition: everything an executor needs to read them."""
+
+    topic: str
+    partition: int
+    start: int
+    end: int
+
+
+class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """Plans micro-batches in the driver-side runner and reads offset ranges in executors."""
+
+    def __init__(self, settings: SourceSettings) -> None:
+        self._settings = settings
+        self._planner: _Planner | None = None  # created in the runner on first use; never pickled
+
+    @property
+    def planner(self) -> _Planner:
+        if self._planner is None:
+            self._planner = _Planner(self._settings)
+        return self._planner
+
+    def __getstate__(self) -> dict[str, object]:
+        return {"_settings": self._settings, "_planner": None}
+
+    def initialOffset(self) -> dict:
+        return to_spark(self.planner.initial())
+
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        end = self.planner.latest(from_spark(start), limit)
+        return start if end == from_spark(start) else to_spark(end)
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        if self._settings.max_records_per_batch is not None:
+            return ReadMaxRows(self._settings.max_records_per_batch)
+        return ReadAllAvailable()
+
+    def reportLatestOffset(self) -> dict:
+        return self.planner.metrics()
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self.planner.prepare_available_now()
+
+    def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
+        return self.planner.partitions(from_spark(start), from_spark(end))
+
+    def commit(self, end: dict) -> None:
+        self.planner.commit(from_spark(end))
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, KafkaInputPartition)
+        return read_partition(self._settings, partition)
+
+    def stop(self) -> None:
+        """Never called by Spark (the runner is killed); clients are left to the process exit."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Driver side: planning
+
+
+class _Planner:
+    """The runner's state: partitions, bounds, the Trigger.AvailableNow target, commits and metrics."""
+
+    def __init__(self, settings: SourceSettings) -> None:
+        self.settings = settings
+        self.mode = commit_mode(settings)
+        self.committer = OffsetCommitter(settings) if self.mode is CommitMode.ON_CHECKPOINTS else None
+        self._admin: AdminClient | None = None
+        self._assigned: list[TopicPartition] | None = None
+        self._listed_at = 0.0
+        self._initial: Offsets | None = None
+        self._bounds: Offsets | None = None
+        self._bounds_resolved = False
+        self._target: Offsets | None = None
+        self._watermarks: dict[TopicPartition, Watermarks] = {}
+        self._planned: Offsets = {}
+        self._warned: set[str] = set()
+
+    # ---- Spark calls
+
+    def initial(self) -> Offsets:
+        """Resolve the startup offsets once: Spark asks twice and must get the same answer."""
+        if self._initial is None:
+            partitions = self._assignment()
+            self._require_topics(partitions, known=set())
+            watermarks = self._fetch_watermarks(partitions)
+            startup = self.settings.startup_mode.value
+            resolution = resolve_startup(
+                self.settings,
+                [tp for tp in partitions if tp in watermarks],
+                watermarks,
+                committed=self._fetch_committed(partitions)
+                if startup in ("group-offsets", "specific-offsets")
+                else None,
+                by_timestamp=self._fetch_by_timestamp(partitions, self.settings.startup_timestamp_ms)
+                if self.settings.startup_timestamp_ms is not None
+                else None,
+            )
+            self._warn(resolution.warnings)
+            self._initial = resolution.offsets
+            log.info("Fresh start (%s): %s", startup, to_spark(self._initial))
+        return self._initial
+
+    def latest(self, start: Offsets, limit: ReadLimit) -> Offsets:
+        if self.committer is not None:
+            if self._initial is None or start != self._initial:
+                self.committer.commit(start)  # `start` ends a batch whose commits/N is durable
+            self.committer.poll()
+        partitions = self._assignment()
+        self._require_topics(partitions, known=set(start))
+        self._watermarks = self._fetch_watermarks(partitions)
+        step = next_offsets(
+            start,
+            self.settings.subscription,
+            partitions,
+            self._watermarks,
+            self._cap(partitions),
+            self.settings.fail_on_data_loss,
+            max_rows=limit.max_rows if isinstance(limit, ReadMaxRows) else None,
+            # waiting for more rows would end a Trigger.AvailableNow run before its target
+            min_rows=limit.min_rows if isinstance(limit, ReadMinRows) and self._target is None else None,
+        )
+        self._warn(step.warnings)
+        self._planned = step.end
+        if self.committer is not None and step.end == start:
+            self.committer.flush(COMMIT_FLUSH_SECONDS)  # idle: nothing is delayed by waiting
+        return step.end
+
+    def prepare_available_now(self) -> None:
+        """Fix the target: the bounds of a bounded scan, else the latest offsets right now."""
+        partitions = self._assignment()
+        bounds = self._resolved_bounds(partitions)
+        if bounds is not None:
+            self._target = dict(bounds)
+        else:
+            watermarks = self._fetch_watermarks(partitions)
+            self._target = {tp: latest for tp, (_, latest) in watermarks.items()}
+        log.info("Trigger.AvailableNow target: %s", to_spark(self._target))
+
+    def partitions(self, start: Offsets, end: Offsets) -> list[KafkaInputPartition]:
+        reset = needs_earliest(start, end)
+        watermarks = self._fetch_watermarks(reset) if reset else {}
+        earliest = {tp: watermarks[tp][0] if tp in watermarks else end[tp] for tp in reset}
+        ranges = split_ranges(batch_ranges(start, end, earliest), self.settings.min_partitions)
+        return [KafkaInputPartition(r.topic, r.partition, r.start, r.end) for r in ranges]
+
+    def commit(self, end: Offsets) -> None:
+        if self.committer is not None:
+            self.committer.commit(end)
+            self.committer.poll()
+
+    def metrics(self) -> dict:
+        if self.committer is not None:
+            self.committer.poll()
+        latest = {tp: watermarks[1] for tp, watermarks in self._watermarks.items()}
+        lag = {tp: max(0, latest[tp] - offset) for tp, offset in self._planned.items() if tp in latest}
+        return {
+            "latest": to_spark(latest),
+            "current": to_spark(self._planned),
+            "lag": to_spark(lag),
+            "committed": to_spark(self.committer.committed if self.committer else {}),
+            "commitsSucceeded": self.committer.succeeded if self.committer else 0,
+            "commitsFailed": self.committer.failed if self.committer else 0,
+            "commitMode": self.mode.value,
+        }
+
+    # ---- partitions, bounds and the Kafka requests behind them
+
+    def _assignment(self) -> list[TopicPartition]:
+        """Subscribed partitions: listed at the start of the run, then at each discovery interval."""
+        interval = self.settings.discovery_interval_ms / 1000.0
+        now = time.monotonic()
+        if self._assigned is None or (interval > 0 and now - self._listed_at >= interval):
+            assigned = self._list_partitions()
+            if self._assigned is not None and set(assigned) - set(self._assigned):
+                log.info("Discovered partitions %s", sorted(set(assigned) - set(self._assigned)))
+            self._assigned, self._listed_at = assigned, now
+        return self._assigned
+
+    def _list_partitions(self) -> list[TopicPartition]:
+        subscription = self.settings.subscription
+        try:
+            metadata = self._client().list_topics(timeout=REQUEST_TIMEOUT_SECONDS)
+        except KafkaException as error:
+            raise self._unreachable(error) from None
+        topics = {name: meta for name, meta in metadata.topics.items() if meta.error is None}
+        if subscription.pattern is not None:
+            names = [n for n in topics if n not in INTERNAL_TOPICS and subscription.matches(n)]
+        else:
+            names = [n for n in subscription.topics if n in topics]
+        return sorted((name, partition) for name in names for partition in topics[name].partitions)
+
+    def _require_topics(self, partitions: Sequence[TopicPartition], known: set[TopicPartition]) -> None:
+        """A listed topic must exist, unless the checkpoint read it (then its loss is data loss)."""
+        present = {tp[0] for tp in partitions} | {tp[0] for tp in known}
+        missing = [name for name in self.settings.subscription.topics if name not in present]
+        if missing:
+            raise KafkaSourceError(
+                f"Topic(s) {', '.join(repr(n) for n in missing)} do not exist on Kafka at "
+                f"{self.settings.bootstrap_servers}. Create them first, or fix option 'topic'."
+            )
+
+    def _cap(self, partitions: Sequence[TopicPartition]) -> Offsets | None:
+        bounds = self._resolved_bounds(partitions)
+        if self._target is None:
+            return bounds
+        return {tp: offset for tp, offset in self._target.items() if bounds is None or tp in bounds}
+
+    def _resolved_bounds(self, partitions: Sequence[TopicPartition]) -> Offsets | None:
+        """End offsets of a bounded scan, resolved once per run from the partitions known then."""
+        if not self._bounds_resolved and self.settings.bounded:
+            watermarks = self._fetch_watermarks(partitions)
+            present = [tp for tp in partitions if tp in watermarks]
+            self._bounds = resolve_bounds(
+                self.settings,
+                present,
+                watermarks,
+                committed=self._fetch_committed(present)
+                if self.settings.bounded_mode.value == "group-offsets"
+                else None,
+                by_timestamp=self._fetch_by_timestamp(present, self.settings.bounded_timestamp_ms)
+                if self.settings.bounded_timestamp_ms is not None
+                else None,
+            )
+            log.info("Bounded scan (%s) ends at %s", self.settings.bounded_mode.value, to_spark(self._bounds or {}))
+        self._bounds_resolved = True
+        return self._bounds
+
+    def _fetch_watermarks(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, Watermarks]:
+        """(earliest, latest) per partition; partitions that do not exist (any more) are left out."""
+        if not partitions:
+            return {}
+        earliest = self._list_offsets(partitions, OffsetSpec.earliest())
+        latest = self._list_offsets(partitions, OffsetSpec.latest())
+        return {tp: (earliest[tp], latest[tp]) for tp in partitions if tp in earliest and tp in latest}
+
+    def _fetch_by_timestamp(self, partitions: Sequence[TopicPartition], timestamp_ms: int) -> Offsets:
+        """First offset whose record timestamp is >= `timestamp_ms`; -1 where there is none."""
+        return self._list_offsets(partitions, OffsetSpec.for_timestamp(timestamp_ms)) if partitions else {}
+
+    def _list_offsets(self, partitions: Sequence[TopicPartition], spec: OffsetSpec) -> Offsets:
+        isolation = IsolationLevel.READ_COMMITTED if self.settings.read_committed else IsolationLevel.READ_UNCOMMITTED
+        futures = self._client().list_offsets(
+            {KafkaTopicPartition(t, p): spec for t, p in partitions},
+            isolation_level=isolation,
+            request_timeout=REQUEST_TIMEOUT_SECONDS,
+        )
+        result: Offsets = {}
+        for ktp, future in futures.items():
+            try:
+                result[(ktp.topic, ktp.partition)] = future.result().offset
+            except KafkaException as error:
+                kafka_error = error.args[0] if error.args else None
+                if isinstance(kafka_error, KafkaError) and kafka_error.code() in (
+                    KafkaError.UNKNOWN_TOPIC_OR_PART,
+                    KafkaError._UNKNOWN_PARTITION,
+                    KafkaError._UNKNOWN_TOPIC,
+                ):
+                    continue  # deleted: the planner decides whether that is data loss
+                raise self._unreachable(error) from None
+        return result
+
+    def _fetch_committed(self, partitions: Sequence[TopicPartition]) -> Offsets:
+        """The group's committed offsets; partitions without one are left out."""
+        if not partitions or self.settings.group_id is None:
+            return {}
+        request = ConsumerGroupTopicPartitions(
+            self.settings.group_id, [KafkaTopicPartition(t, p) for t, p in partitions]
+        )
+        try:
+            futures = self._client().list_consumer_group_offsets([request], request_timeout=REQUEST_TIMEOUT_SECONDS)
+            answer = futures[self.settings.group_id].result()
+        except KafkaException as error:
+            raise self._unreachable(error) from None
+        return {(tp.topic, tp.partition): tp.offset for tp in answer.topic_partitions if tp.offset >= 0}
+
+    def _client(self) -> AdminClient:
+        if self._admin is None:
+            config = {
+                key: value
+                for key, value in self.settings.client_config("admin").items()
+                if key not in CONSUMER_ONLY_PROPERTIES
+            }
+            self._admin = AdminClient(dict(config))
+        return self._admin
+
+    def _unreachable(self, error: KafkaException) -> KafkaSourceError:
+        return KafkaSourceError(
+            f"Kafka request to {self.settings.bootstrap_servers} failed: {error}. Check that the broker is "
+            "reachable and option 'properties.bootstrap.servers' (and any security 'properties.*')."
+        )
+
+    def _warn(self, warnings: Sequence[str]) -> None:
+        """Log each distinct warning once per run (planning repeats while a batch waits)."""
+        for warning in warnings:
+            if warning not in self._warned:
+                self._warned.add(warning)
+                log.warning("%s", warning)
+
+
+# --------------------------------------------------------------------------------------------------
+# Executor side: reading one offset range
+
+_CONSUMERS: dict[tuple[tuple[str, str], ...], Consumer] = {}
+
+
+def close_cached_consumers() -> None:
+    """Close this process's reader consumers (at exit of a worker that ends normally, and in tests)."""
+    while _CONSUMERS:
+        _, consumer = _CONSUMERS.popitem()
+        consumer.close()
+
+
+atexit.register(close_cached_consumers)
+
+
+def reader_config(settings: SourceSettings) -> dict[str, str | bool]:
+    """Consumers that read explicit ranges: assigned and seeked, never committing (except KAFKA_PERIODIC)."""
+    periodic = commit_mode(settings) is CommitMode.KAFKA_PERIODIC
+    return {
+        **READER_DEFAULTS,
+        **settings.client_config("reader"),
+        "group.id": settings.group_id or f"{settings.client_id_prefix}-reader",
+        "enable.auto.commit": periodic,
+        "enable.auto.offset.store": periodic,
+        "enable.partition.eof": True,  # tells when the end of the log is reached despite offset gaps
+        "auto.offset.reset": "error",  # out-of-range offsets are data loss, decided by the reader
+        "isolation.level": "read_committed" if settings.read_committed else "read_uncommitted",
+    }
+
+
+def read_partition(settings: SourceSettings, partition: KafkaInputPartition) -> Iterator[pa.RecordBatch]:
+    """Read one range with a consumer cached in this worker process (workers are reused across batches)."""
+    config = reader_config(settings)
+    key = tuple(sorted((k, str(v)) for k, v in config.items()))
+    consumer = _CONSUMERS.get(key)
+    if consumer is None:
+        consumer = _CONSUMERS[key] = Consumer(config)
+    try:
+        yield from _read_range(consumer, settings, partition)
+    except BaseException:
+        _CONSUMERS.pop(key, None)  # unknown state after an error: start the next task afresh
+        consumer.close()
+        raise
+
+
+def _read_range(consumer: Consumer, settings: SourceSettings, part: KafkaInputPartition) -> Iterator[pa.RecordBatch]:
+    """Records [start, end) in Arrow batches of bounded size; stops when the position reaches `end`.
+
+    Offsets may have gaps (compaction, transaction markers, aborted records under read_committed), so
+    the range is done when a record at or beyond `end`, or the end of the log at or beyond `end`, is seen.
+    """
+    consumer.assign([KafkaTopicPartition(part.topic, part.partition, part.start)])
+    batch = _Batch(part.topic, part.partition)
+    position = part.start
+    timeout = settings.poll_timeout_ms / 1000.0
+    deadline = time.monotonic() + timeout
+    while position < part.end:
+        wanted = max(1, min(MAX_BATCH_RECORDS - len(batch), part.end - position))
+        messages = consumer.consume(num_messages=wanted, timeout=min(1.0, timeout))
+        if not messages:
+            if time.monotonic() > deadline:
+                raise KafkaSourceError(
+                    f"Timed out after {timeout:.0f}s reading topic '{part.topic}' partition {part.partition} "
+                    f"at offset {position} (range [{part.start}, {part.end})). Check the broker, or raise "
+                    "'scan.poll-timeout'."
+                )
+            continue
+        deadline = time.monotonic() + timeout
+        if _in_range(messages, position, part.end):  # the common case, handled in bulk
+            batch.extend(messages)
+            position = cast(int, messages[-1].offset()) + 1
+        else:
+            position = _accept_one_by_one(consumer, settings, part, position, messages, batch)
+        while batch.full():
+            yield batch.flush()
+    if len(batch):
+        yield batch.flush()
+
+
+def _in_range(messages: list[Message], position: int, end: int) -> bool:
+    """Records only (no events), all in [position, end): offsets within a partition only increase."""
+    return (
+        all(message.error() is None for message in messages)
+        and cast(int, messages[0].offset()) >= position
+        and cast(int, messages[-1].offset()) < end
+    )
+
+
+def _accept_one_by_one(
+    consumer: Consumer,
+    settings: SourceSettings,
+    part: KafkaInputPartition,
+    position: int,
+    messages: list[Message],
+    batch: _Batch,
+) -> int:
+    """Add the records of `messages` that belong to the range, handle events; return the new position."""
+    for message in messages:
+        error = message.error()
+        if error is not None:
+            position = _on_error(consumer, settings, part, position, message, error)
+            if position >= part.end:
+                break
+            continue
+        offset = cast(int, message.offset())
+        if offset < position:
+            continue  # fetched before a seek
+        if offset >= part.end:
+            return part.end
+        batch.extend([message])
+        position = offset + 1
+    return position
+
+
+def _on_error(
+    consumer: Consumer,
+    settings: SourceSettings,
+    part: KafkaInputPartition,
+    position: int,
+    message: Message,
+    error: KafkaError,
+) -> int:
+    """The position after a consumer event: end of log, lost offsets, or a transient error."""
+    code = error.code()
+    if code == KafkaError._PARTITION_EOF:
+        return part.end if cast(int, message.offset()) >= part.end else position
+    if code == KafkaError._AUTO_OFFSET_RESET:
+        tp = KafkaTopicPartition(part.topic, part.partition)
+        earliest, latest = consumer.get_watermark_offsets(tp, timeout=REQUEST_TIMEOUT_SECONDS, cached=False)
+        reason = (
+            "the records were deleted (retention)"
+            if position < earliest
+            else "the offset is beyond the latest offset (was the topic deleted and recreated?)"
+        )
+        text = data_loss_message((part.topic, part.partition), position, (earliest, latest), reason)
+        if settings.fail_on_data_loss:
+            raise DataLossError(text)
+        if position >= latest or earliest >= part.end:
+            log.warning("%s Skipping the rest of range [%d, %d).", text, part.start, part.end)
+            return part.end
+        log.warning("%s Continuing from offset %d.", text, earliest)
+        consumer.assign([KafkaTopicPartition(part.topic, part.partition, earliest)])
+        return earliest
+    if error.fatal():
+        raise KafkaSourceError(
+            f"Kafka consumer failed reading topic '{part.topic}' partition {part.partition}: {error}"
+        )
+    log.warning("Kafka consumer error reading %s-%d (retrying): %s", part.topic, part.partition, error)
+    return position
+
+
+class _Batch:
+    """Records read so far, turned into Arrow RecordBatches of the source's schema and bounded size."""
+
+    def __init__(self, topic: str, partition: int) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.messages: list[Message] = []
+        self.nbytes = 0
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+    def extend(self, messages: list[Message]) -> None:
+        self.messages.extend(messages)
+        self.nbytes += sum(map(len, messages))  # len(Message) is the size of its value
+
+    def full(self) -> bool:
+        return len(self.messages) >= MAX_BATCH_RECORDS or self.nbytes >= MAX_BATCH_BYTES
+
+    def flush(self) -> pa.RecordBatch:
+        """The oldest records, up to MAX_BATCH_RECORDS and about MAX_BATCH_BYTES, as one RecordBatch."""
+        take, size = 0, 0
+        for message in self.messages[:MAX_BATCH_RECORDS]:
+            take, size = take + 1, size + len(message)
+            if size >= MAX_BATCH_BYTES:
+                break
+        chunk, self.messages = self.messages[:take], self.messages[take:]
+        self.nbytes -= size
+        return _record_batch(self.topic, self.partition, chunk)
+
+
+def _record_batch(topic: str, partition: int, messages: list[Message]) -> pa.RecordBatch:
+    """Columns built with one comprehension each: the per-record cost dominates the read path."""
+    types = ARROW_SCHEMA.types
+    stamps = [message.timestamp() for message in messages]
+    columns = [
+        pa.array([message.key() for message in messages], type=types[0]),
+        pa.array([message.value() for message in messages], type=types[1]),
+        pa.array([topic] * len(messages), type=types[2]),
+        pa.array([partition] * len(messages), type=types[3]),
+        pa.array([message.offset() for message in messages], type=types[4]),
+        pa.array([ms * 1000 if kind in TIMESTAMP_TYPES else None for kind, ms in stamps], type=types[5]),
+        pa.array([TIMESTAMP_TYPES.get(kind, "NoTimestampType") for kind, _ in stamps], type=types[6]),
+        pa.array([message.headers() or [] for message in messages], type=types[7]),
+        pa.array([message.leader_epoch() for message in messages], type=types[8]),
+    ]
+    return pa.RecordBatch.from_arrays(columns, schema=ARROW_SCHEMA)
