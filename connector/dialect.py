@@ -32,6 +32,8 @@ from sqlglot.tokens import Token, TokenType
 
 from connector.diagnostics import did_you_mean
 
+_INTERVAL_FIELDS = ("YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND")
+
 WINDOW_TVF_KINDS = ("TUMBLE", "HOP", "CUMULATE", "SESSION")
 
 # Flink's named window TVF parameters (`SIZE => INTERVAL '1' MINUTE`), mapped to WindowTVF args.
@@ -553,7 +555,7 @@ class FlinkParser(HiveParser):
         with_collation: bool = False,
     ) -> exp.Expr | None:
         if not check_func:
-            nested = self._parse_nested_type()
+            nested = self._parse_nested_type() or self._parse_interval_type()
             if nested:
                 return nested
         # Skip Hive's override, which turns VARCHAR(n) casts into STRING.
@@ -564,6 +566,31 @@ class FlinkParser(HiveParser):
             allow_identifiers=allow_identifiers,
             with_collation=with_collation,
         )
+
+    def _parse_interval_type(self) -> exp.DataType | None:
+        """`INTERVAL DAY[(p)] [TO SECOND[(f)]]` and `INTERVAL YEAR[(p)] [TO MONTH]`; precisions are not kept."""
+        if not (self._curr and self._curr.token_type == TokenType.INTERVAL and self._next
+                and self._next.text.upper() in _INTERVAL_FIELDS):
+            return None
+        index = self._index
+        self._advance()
+        start = self._interval_field()
+        end = self._interval_field() if self._match_text_seq("TO") else None
+        if start is None or (end is None and self._prev.text.upper() == "TO"):
+            self._retreat(index)
+            return None
+        unit: exp.Expr = exp.IntervalSpan(this=start, expression=end) if end is not None else start
+        return exp.DataType(this=exp.Interval(unit=unit))
+
+    def _interval_field(self) -> exp.Var | None:
+        if not self._curr or self._curr.text.upper() not in _INTERVAL_FIELDS:
+            return None
+        field = exp.var(self._curr.text.upper())
+        self._advance()
+        if self._match(TokenType.L_PAREN):
+            self._parse_number()
+            self._match_r_paren()
+        return field
 
     def _parse_nested_type(self) -> exp.DataType | None:
         name = self._curr.text.upper()
