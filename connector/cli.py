@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -264,6 +265,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         err.print("interrupted")
         return 130
+    except Exception as error:
+        from connector.broker import BrokerError
+
+        if isinstance(error, BrokerError):
+            err.print(f"broker: {error}", markup=False)
+            return EXIT_ERRORS
+        if os.environ.get("KAFKA_SQL_DEBUG"):
+            raise
+        err.print(
+            f"internal error: {type(error).__name__}: {error}\n"
+            "This is a bug in kafka-sql; set KAFKA_SQL_DEBUG=1 to see the traceback and report it.",
+            markup=False,
+        )
+        return EXIT_ERRORS
 
 
 if __name__ == "__main__":

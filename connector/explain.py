@@ -87,7 +87,7 @@ def render_text(doc: dict[str, Any]) -> str:
             for key in ("subscription", "start", "restore", "stop", "commit", "discovery"):
                 if key in s:
                     lines.append(f"    {key}: {s[key]}")
-        trigger = ", ".join(f"{k}={v}" for k, v in q["trigger"].items())
+        trigger = "available-now" if q["trigger"].get("availableNow") else f"every {q['trigger']['processingTime']}"
         lines.append(f"  output mode: {q['output_mode']}; trigger: {trigger}; checkpoint: <root>/{q['checkpoint']}")
         lines.append(f"  spark sql: {q['spark_sql']}")
     lines += doc["warnings"]

@@ -54,7 +54,8 @@ def compile_file(
     except PipelineError as err:
         return CompiledFile(path, rendered, None, err.diagnostics)
     diagnostics = validation.validate(loaded.pipeline, loaded.locate)
-    return CompiledFile(path, rendered, loaded.pipeline, diagnostics)
+    ordered = sorted(loaded.warnings + diagnostics, key=lambda d: (d.file, d.line, d.column))
+    return CompiledFile(path, rendered, loaded.pipeline, ordered)
 
 
 def plan_diagnostics(compiled: CompiledFile) -> list[Diagnostic]:

@@ -8,7 +8,7 @@ written in the *original* file (positions are mapped back through the Jinja temp
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
 
@@ -85,7 +85,23 @@ class _Loader:
         if isinstance(node, exp.Drop):
             self.drop(node, where)
             return
-        # SHOW / DESCRIBE / EXPLAIN / plain queries do not change the catalog.
+        if isinstance(node, exp.Alter) and (node.args.get("kind") or "").upper() in ("TABLE", "VIEW"):
+            self.alter(node, where)
+            return
+        self.ignored(node, where)
+
+    def ignored(self, node: exp.Expr, where: Position) -> None:
+        """A statement that changes nothing a pipeline runs (SHOW, DESCRIBE, a bare SELECT, USE, functions)."""
+        words = " ".join(node.sql(dialect="flink").split()[:2]).upper()
+        self.diagnostics.append(
+            Diagnostic.at(
+                where,
+                "ignored-statement",
+                f"'{words} ...' has no effect in a kafka-sql pipeline and is ignored: only SET, RESET, "
+                "CREATE/ALTER/DROP TABLE and VIEW, and INSERT (alone or in a STATEMENT SET) are run.",
+                severity="warning",
+            )
+        )
 
     def create_table(self, node: exp.Create, where: Position) -> None:
         schema = node.this
@@ -211,10 +227,58 @@ class _Loader:
             )
         )
 
+    def alter(self, node: exp.Alter, where: Position) -> None:
+        """Flink's ALTER TABLE t SET (...) / RENAME TO and ALTER VIEW v AS / RENAME TO, applied in order."""
+        kind = node.args["kind"].upper()
+        name = node.this.name
+        target: Table | View | None = self.pipeline.table(name) if kind == "TABLE" else self.pipeline.view(name)
+        if target is None:
+            if not node.args.get("exists"):
+                self.error(
+                    self.node_pos(node.this, where),
+                    "unknown-table",
+                    f"Cannot alter {kind.lower()} '{name}': it is not defined." + _known(self.pipeline),
+                )
+            return
+        for action in node.args.get("actions") or []:
+            if isinstance(action, exp.AlterRename):
+                self.rename(target, action.this, where)
+            elif isinstance(action, exp.AlterSet) and isinstance(target, Table):
+                for pair in action.expressions:
+                    key = pair.this.name
+                    target.options[key] = pair.expression.name
+                    target.option_positions[key] = self.node_pos(pair.this, where)
+            elif isinstance(action, exp.Query) and isinstance(target, View):
+                target.query = action
+            else:
+                self.error(
+                    self.node_pos(action, where),
+                    "unsupported",
+                    f"This ALTER {kind} is not supported: only ALTER TABLE t SET ('key' = 'value', ...), "
+                    f"ALTER VIEW v AS <query> and RENAME TO are. Change the CREATE {kind} statement instead.",
+                )
+
+    def rename(self, target: Table | View, new: exp.Expr, where: Position) -> None:
+        if self.pipeline.table(new.name) or self.pipeline.view(new.name):
+            self.error(
+                self.node_pos(new, where),
+                "duplicate",
+                f"Cannot rename '{target.name}' to '{new.name}': a table or view of that name exists.",
+            )
+            return
+        if isinstance(target, Table):
+            del self.pipeline.tables[target.name.lower()]
+            self.pipeline.tables[new.name.lower()] = target
+        else:
+            del self.pipeline.views[target.name.lower()]
+            self.pipeline.views[new.name.lower()] = target
+        target.name = new.name
+
     def drop(self, node: exp.Drop, where: Position) -> None:
         kind = (node.args.get("kind") or "").upper()
         if kind not in ("TABLE", "VIEW"):
-            return  # DROP FUNCTION / CATALOG / DATABASE: nothing this file's catalog holds
+            self.ignored(node, where)  # DROP FUNCTION / DATABASE: nothing this file's catalog holds
+            return
         registry = self.pipeline.tables if kind == "TABLE" else self.pipeline.views
         # sqlglot keeps the dropped names in `tables` (one for Flink's DROP TABLE|VIEW).
         for target in node.args.get("tables") or [node.this]:
@@ -282,10 +346,12 @@ class Loaded:
 
     pipeline: Pipeline
     locate: Callable[[exp.Expr, Position], Position]
+    warnings: list[Diagnostic] = field(default_factory=list)
 
 
 def load_text(text: str, file: str, mapper: PositionMapper | None = None) -> Loaded:
-    """Parse and load rendered SQL text. Raises PipelineError (positions in the original file) on any error."""
+    """Parse and load rendered SQL text. Raises PipelineError (positions in the original file) on any error;
+    warnings (statements that are ignored) come back in `Loaded.warnings`."""
     mapper = mapper or _identity
     try:
         statements = parse_script(text, file)
@@ -295,6 +361,6 @@ def load_text(text: str, file: str, mapper: PositionMapper | None = None) -> Loa
         ) from None
     loader = _Loader(text, file, mapper)
     loader.load(statements)
-    if loader.diagnostics:
+    if any(d.severity == "error" for d in loader.diagnostics):
         raise PipelineError(loader.diagnostics)
-    return Loaded(loader.pipeline, loader.locator())
+    return Loaded(loader.pipeline, loader.locator(), loader.diagnostics)

@@ -222,7 +222,7 @@ def load_vars_file(path: Path | str) -> dict[str, str]:
     """Variables from a vars file: a JSON object, or KEY=VALUE lines (see the module docstring)."""
     file = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as err:
         message = f"Cannot read vars file {file}: {err}"
         raise PipelineError([Diagnostic(file, 1, 1, "error", "io", message)]) from None
@@ -438,7 +438,7 @@ class _Loader(BaseLoader):
             path = directory.joinpath(*pieces)
             if path.is_file():
                 filename = str(path)
-                source = path.read_text(encoding="utf-8")
+                source = path.read_text(encoding="utf-8-sig")
                 self.sources[filename] = source
                 self.loaded[template] = filename
                 return source, filename, lambda: True
@@ -549,7 +549,7 @@ def render(
 ) -> RenderedFile:
     """Reads and renders pipeline file `path` (see `render_string`)."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as err:
         message = f"Cannot read {path}: {err}"
         raise PipelineError([Diagnostic(str(path), 1, 1, "error", "io", message)]) from None

@@ -20,7 +20,7 @@ Locate = Callable[[exp.Expr, Position], Position]
 
 WINDOW_COLUMNS = ("window_start", "window_end", "window_time")
 
-# Implicit widening Flink accepts when inserting (query type -> sink type), by type family.
+# Numeric widening order: a type takes the ones ranked below it (Flink's implicit casts, see `assignable`).
 _NUMERIC_RANK = {
     exp.DType.TINYINT: 1,
     exp.DType.SMALLINT: 2,
@@ -194,18 +194,26 @@ class _Checker:
 
     def output_columns(self, query: exp.Query, where: Position) -> dict[str, exp.DataType | None]:
         """Check a query's references and return its output columns with inferred types."""
-        if isinstance(query, exp.SetOperation):
-            left = self.output_columns(query.left, where)
-            self.output_columns(query.right, where)
-            return left
-        if isinstance(query, exp.Subquery):
-            return self.output_columns(query.this, where)
-        if not isinstance(query, exp.Select):
+        outer = dict(self.ctes)
+        try:
+            # A WITH item is visible in its query only (and shadows a table of the same name there).
+            for cte in query.ctes:
+                self.ctes[cte.alias.lower()] = _Relation(cte.alias, self.output_columns(cte.this, where))
+            if isinstance(query, exp.SetOperation):
+                left = self.output_columns(query.left, where)
+                self.output_columns(query.right, where)
+                return left
+            if isinstance(query, exp.Subquery):
+                return self.output_columns(query.this, where)
             if isinstance(query, exp.Values):
                 return _values_columns(query)
+            if isinstance(query, exp.Select):
+                return self.select_columns(query, where)
             return {}
-        for cte in query.ctes:
-            self.ctes[cte.alias.lower()] = _Relation(cte.alias, self.output_columns(cte.this, where))
+        finally:
+            self.ctes = outer
+
+    def select_columns(self, query: exp.Select, where: Position) -> dict[str, exp.DataType | None]:
         sources = self.source_relations(query, where)
         if sources is None:
             return {}
@@ -385,15 +393,20 @@ def _family(dt: exp.DataType) -> str:
 
 
 def assignable(source: exp.DataType, target: exp.DataType) -> bool:
-    """Whether Flink's INSERT accepts a query column of type `source` for a sink column of type `target`."""
-    if source.this is exp.DType.NULL or source.this is exp.DType.UNKNOWN:
+    """Whether Flink's INSERT accepts a query column of type `source` for a sink column of type `target`:
+    Flink's implicit casts (LogicalTypeCasts), by type root; nested and parameterized types are not compared."""
+    s, t = source.this, target.this
+    if s in (exp.DType.NULL, exp.DType.UNKNOWN) or s is t:
         return True
     fs, ft = _family(source), _family(target)
-    if fs != ft:
-        return False
-    if fs == "numeric":
-        return _NUMERIC_RANK[source.this] <= _NUMERIC_RANK[target.this] or source.this is target.this
-    return True
+    if fs == ft == "numeric":
+        # DECIMAL and DOUBLE take every number; FLOAT every one but DOUBLE; integers only narrower integers.
+        return t in (exp.DType.DECIMAL, exp.DType.DOUBLE) or _NUMERIC_RANK[s] <= _NUMERIC_RANK[t]
+    if ft in ("timestamp", "timestamp_ltz"):
+        return fs in ("timestamp", "timestamp_ltz")
+    if t in (exp.DType.DATE, exp.DType.TIME):
+        return fs == "timestamp"
+    return fs == ft
 
 
 UPDATING_SINKS = ("upsert-kafka", "print", "blackhole")

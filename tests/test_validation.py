@@ -1,0 +1,528 @@
+"""Every validation rule through the real CLI: exit code 1, one diagnostic at the culprit's file:line:col in the
+file as written (also when a Jinja template shifts lines and columns), and a message naming the culprit and the
+valid choices.
+
+Each case is a small pipeline with one mistake; `‸` marks where the diagnostic must point. Each case must produce
+exactly one error, so the rules are also checked for false positives on the valid rest of the file.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from connector.cli import main
+
+MARK = "‸"
+SERVERS = "'properties.bootstrap.servers' = 'localhost:9092'"
+SOURCE_OPTIONS = ("'topic' = 'orders'", "'properties.group.id' = 'etl'", "'format' = 'json'")
+SINK_OPTIONS = ("'topic' = 'totals'", "'format' = 'json'")
+PRINT = "CREATE TABLE out (id BIGINT, amount DOUBLE) WITH ('connector' = 'print');\n"
+READ = "INSERT INTO out SELECT id, amount FROM orders;\n"
+
+# Jinja that vanishes from the output (import, set, comment) or expands on the line: every position below it
+# moves in the rendered SQL, and every diagnostic must still point into the file as written.
+TEMPLATE_HEADER = """{% import 'kafka.sql' as kafka %}
+{% from 'common.sql' import column_list %}
+{# The pipeline below is the plain case's, with the brokers from --var. #}
+{% set unused = kafka %}
+-- rendered by {{ 'Jinja' }} for {{ var('brokers') }}
+"""
+
+
+def kafka(
+    columns: str = "id BIGINT, amount DOUBLE",
+    options: tuple[str, ...] = SOURCE_OPTIONS,
+    name: str = "orders",
+    connector: str = "kafka",
+) -> str:
+    """A CREATE TABLE whose connector line also holds the bootstrap servers (a template variable in the
+    templated cases, moving what follows it on that line) and the first option; then one option a line."""
+    lines = ",\n  ".join(options)
+    return f"CREATE TABLE {name} (\n  {columns}\n) WITH (\n  'connector' = '{connector}', {SERVERS}, {lines}\n);\n"
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    sql: str  # holds one MARK where the diagnostic must point
+    code: str
+    fragments: tuple[str, ...]  # each must be in the message
+
+
+CASES = [
+    Case("syntax", PRINT + f"{MARK}SELEC id FROM out;\n", "syntax", ("Unexpected 'SELEC'", "Did you mean 'SELECT'")),
+    Case(
+        "syntax-unterminated-string",
+        f"CREATE TABLE out (id BIGINT) WITH ('connector' = {MARK}'print);\n",
+        "syntax",
+        ("Unterminated string literal",),
+    ),
+    Case(
+        "syntax-missing-comma",
+        f"CREATE TABLE out (id BIGINT {MARK}amount DOUBLE) WITH ('connector' = 'print');\n",
+        "syntax",
+        ("Unexpected 'amount'",),
+    ),
+    Case(
+        "unknown-connector",
+        kafka(connector="kafak").replace("'connector'", f"{MARK}'connector'"),
+        "unknown-connector",
+        ("'kafak'", "Did you mean 'kafka'?", "blackhole, datagen, filesystem, kafka, print, upsert-kafka"),
+    ),
+    Case(
+        "unknown-option",
+        kafka(options=(f"{MARK}'scan.startup.mod' = 'earliest-offset'", *SOURCE_OPTIONS)) + PRINT + READ,
+        "unknown-option",
+        ("'scan.startup.mod'", "Did you mean 'scan.startup.mode'?", "Supported options: ", "topic-pattern"),
+    ),
+    Case(
+        "invalid-enum",
+        kafka(options=(f"{MARK}'scan.startup.mode' = 'earliest'", *SOURCE_OPTIONS)) + PRINT + READ,
+        "invalid-option-value",
+        (
+            "'earliest'",
+            "'scan.startup.mode'",
+            "earliest-offset, latest-offset, group-offsets, timestamp, specific-offsets",
+        ),
+    ),
+    Case(
+        "invalid-duration",
+        kafka(options=(*SOURCE_OPTIONS, f"{MARK}'scan.topic-partition-discovery.interval' = '5 minuts'"))
+        + PRINT
+        + READ,
+        "invalid-option-value",
+        ("'5 minuts'", "'scan.topic-partition-discovery.interval'", "a duration such as '30 s'"),
+    ),
+    Case(
+        "topic-and-pattern",
+        kafka(options=(*SOURCE_OPTIONS, f"{MARK}'topic-pattern' = 'orders_.*'")) + PRINT + READ,
+        "option-conflict",
+        ("Option 'topic' and 'topic-pattern' shouldn't be set together.",),
+    ),
+    Case(
+        "neither-topic-nor-pattern",
+        kafka(name=f"{MARK}orders", options=SOURCE_OPTIONS[1:]) + PRINT + READ,
+        "missing-option",
+        ("Either 'topic' or 'topic-pattern' must be set.",),
+    ),
+    Case(
+        "timestamp-mode-without-millis",
+        kafka(options=(*SOURCE_OPTIONS, f"{MARK}'scan.startup.mode' = 'timestamp'")) + PRINT + READ,
+        "missing-option",
+        ("'scan.startup.timestamp-millis' is required in 'timestamp' startup mode but missing.",),
+    ),
+    Case(
+        "specific-offsets-missing",
+        kafka(options=(*SOURCE_OPTIONS, f"{MARK}'scan.startup.mode' = 'specific-offsets'")) + PRINT + READ,
+        "missing-option",
+        ("'scan.startup.specific-offsets' is required in 'specific-offsets' startup mode but missing.",),
+    ),
+    Case(
+        "specific-offsets-malformed",
+        kafka(
+            options=(
+                *SOURCE_OPTIONS,
+                "'scan.startup.mode' = 'specific-offsets'",
+                f"{MARK}'scan.startup.specific-offsets' = 'partition:0, offset:42'",
+            )
+        )
+        + PRINT
+        + READ,
+        "invalid-option-value",
+        (
+            "Invalid properties 'scan.startup.specific-offsets' should follow the format "
+            "'partition:0,offset:42;partition:1,offset:300', but is 'partition:0, offset:42'.",
+        ),
+    ),
+    Case(
+        "specific-offsets-several-topics",
+        kafka(
+            options=(
+                "'topic' = 'orders;refunds'",
+                *SOURCE_OPTIONS[1:],
+                f"{MARK}'scan.startup.mode' = 'specific-offsets'",
+                "'scan.startup.specific-offsets' = 'partition:0,offset:42'",
+            )
+        )
+        + PRINT
+        + READ,
+        "option-conflict",
+        ("Currently Kafka source only supports specific offset for single topic.",),
+    ),
+    Case(
+        "round-robin-with-key-fields",
+        kafka(
+            name="totals",
+            options=(
+                *SINK_OPTIONS,
+                f"{MARK}'sink.partitioner' = 'round-robin'",
+                "'key.format' = 'json'",
+                "'key.fields' = 'id'",
+            ),
+        ),
+        "option-conflict",
+        ("Currently 'round-robin' partitioner only works when option 'key.fields' is not specified.",),
+    ),
+    Case(
+        "exactly-once-without-prefix",
+        kafka(name="totals", options=(*SINK_OPTIONS, f"{MARK}'sink.delivery-guarantee' = 'exactly-once'")),
+        "missing-option",
+        ("sink.transactional-id-prefix must be specified when using DeliveryGuarantee.EXACTLY_ONCE.",),
+    ),
+    Case(
+        "key-prefix-without-except-key",
+        kafka(
+            columns="k_id BIGINT, amount DOUBLE",
+            name="totals",
+            options=(
+                *SINK_OPTIONS,
+                "'key.format' = 'json'",
+                "'key.fields' = 'k_id'",
+                f"{MARK}'key.fields-prefix' = 'k_'",
+            ),
+        ),
+        "option-conflict",
+        (
+            "A key prefix is not allowed when option 'value.fields-include' is set to 'ALL'. "
+            "Set it to 'EXCEPT_KEY' instead to avoid field overlaps.",
+        ),
+    ),
+    Case(
+        "upsert-kafka-without-primary-key",
+        kafka(
+            name=f"{MARK}totals",
+            connector="upsert-kafka",
+            options=("'topic' = 'totals'", "'key.format' = 'json'", "'value.format' = 'json'"),
+        ),
+        "primary-key",
+        ("'upsert-kafka' tables require to define a PRIMARY KEY constraint.",),
+    ),
+    Case(
+        "upsert-kafka-without-key-format",
+        kafka(
+            columns="id BIGINT, amount DOUBLE, PRIMARY KEY (id) NOT ENFORCED",
+            name=f"{MARK}totals",
+            connector="upsert-kafka",
+            options=("'topic' = 'totals'", "'value.format' = 'json'"),
+        ),
+        "missing-option",
+        ("Missing required option 'key.format'", "'upsert-kafka'", "json, csv, raw"),
+    ),
+    Case(
+        "primary-key-on-kafka-json",
+        kafka(
+            columns="id BIGINT, amount DOUBLE, PRIMARY KEY (id) NOT ENFORCED",
+            options=(*SOURCE_OPTIONS[:2], f"{MARK}'format' = 'json'"),
+        ),
+        "primary-key",
+        ("The Kafka table 'orders' with 'json' format doesn't support defining PRIMARY KEY constraint", "upsert-kafka"),
+    ),
+    Case(
+        "group-offsets-without-group-id",
+        kafka(options=("'topic' = 'orders'", "'format' = 'json'", f"{MARK}'scan.startup.mode' = 'group-offsets'"))
+        + PRINT
+        + READ,
+        "missing-option",
+        ("Property group.id is required when using committed offset for offsets initializer", "properties.group.id"),
+    ),
+    Case(
+        "group-offsets-by-default-without-group-id",
+        kafka(name=f"{MARK}orders", options=("'topic' = 'orders'", "'format' = 'json'")) + PRINT + READ,
+        "missing-option",
+        ("Property group.id is required when using committed offset", "(Flink's default)"),
+    ),
+    Case(
+        "auto-offset-reset-invalid",
+        kafka(options=(*SOURCE_OPTIONS, f"{MARK}'properties.auto.offset.reset' = 'smallest'")) + PRINT + READ,
+        "invalid-option-value",
+        ("'smallest'", "'properties.auto.offset.reset'", "earliest, latest, none"),
+    ),
+    Case(
+        "unsupported-format",
+        kafka(options=(f"{MARK}'format' = 'avro'", *SOURCE_OPTIONS[:2])) + PRINT + READ,
+        "unsupported-format",
+        ("format 'avro' is not supported yet", "json, csv, raw"),
+    ),
+    Case(
+        "metadata-key-unknown",
+        kafka(columns=f"id BIGINT, amount DOUBLE, {MARK}part INT METADATA FROM 'partiton'"),
+        "metadata",
+        (
+            "'partiton'",
+            "Did you mean 'partition'?",
+            "headers, leader-epoch, offset, partition, timestamp, timestamp-type, topic",
+        ),
+    ),
+    Case(
+        "metadata-not-castable",
+        kafka(columns=f"id BIGINT, amount DOUBLE, {MARK}hdrs BIGINT METADATA FROM 'headers' VIRTUAL"),
+        "metadata",
+        ("'hdrs'", "'BIGINT'", "castable from metadata type 'MAP<STRING, BYTES> NOT NULL'"),
+    ),
+    Case(
+        "read-only-metadata-in-sink",
+        kafka()
+        + kafka(
+            name="totals",
+            columns=f"id BIGINT, amount DOUBLE, {MARK}off BIGINT METADATA FROM 'offset'",
+            options=SINK_OPTIONS,
+        )
+        + "INSERT INTO totals SELECT id, amount, id FROM orders;\n",
+        "metadata",
+        ("'off'", "read-only", "VIRTUAL", "headers, timestamp, topic"),
+    ),
+    Case(
+        "watermark-on-missing-column",
+        kafka(columns=f"id BIGINT, ts TIMESTAMP(3),\n  WATERMARK FOR {MARK}tss AS tss - INTERVAL '5' SECOND"),
+        "unknown-column",
+        ("WATERMARK FOR 'tss'", "Did you mean 'ts'?", "Columns: id, ts."),
+    ),
+    Case(
+        "watermark-on-non-timestamp",
+        kafka(columns=f"id BIGINT, ts STRING,\n  WATERMARK FOR {MARK}ts AS ts"),
+        "watermark",
+        ("WATERMARK FOR 'ts'", "TIMESTAMP(3) or TIMESTAMP_LTZ(3)", "STRING"),
+    ),
+    Case(
+        "computed-column-missing-reference",
+        kafka(columns=f"id BIGINT, amount DOUBLE, doubled AS {MARK}amout * 2"),
+        "unknown-column",
+        ("'amout'", "computed column 'doubled'", "Did you mean 'amount'?"),
+    ),
+    Case(
+        "insert-into-unknown-table",
+        kafka() + PRINT + f"INSERT INTO {MARK}outt SELECT id, amount FROM orders;\n",
+        "unknown-table",
+        ("'outt' is not defined", "Did you mean 'out'?", "Defined: orders, out."),
+    ),
+    Case(
+        "insert-column-count",
+        kafka() + PRINT + f"INSERT INTO {MARK}out SELECT id FROM orders;\n",
+        "insert-columns",
+        ("the query produces 1 columns (id) but the sink has 2 writable columns (id, amount)",),
+    ),
+    Case(
+        "insert-type-mismatch",
+        kafka(columns="id BIGINT, customer STRING, amount DOUBLE")
+        + PRINT
+        + f"INSERT INTO {MARK}out SELECT customer, amount FROM orders;\n",
+        "insert-types",
+        ("sink column 'id'", "the query gives STRING ('customer')", "the sink expects BIGINT"),
+    ),
+    Case(
+        "select-unknown-column",
+        kafka() + PRINT + f"INSERT INTO out SELECT id, {MARK}amout FROM orders;\n",
+        "unknown-column",
+        ("'amout'", "Did you mean 'amount'?", "Columns: id, amount."),
+    ),
+    Case(
+        "aggregate-into-append-only-kafka",
+        kafka()
+        + kafka(name="totals", columns="id BIGINT, n BIGINT", options=SINK_OPTIONS)
+        + f"INSERT INTO {MARK}totals SELECT id, COUNT(*) AS n FROM orders GROUP BY id;\n",
+        "insert-changelog",
+        ("'totals' (kafka) doesn't support consuming update changes", "upsert-kafka"),
+    ),
+    Case(
+        "drop-unknown-table",
+        kafka() + f"DROP TABLE {MARK}ordrs;\n",
+        "unknown-table",
+        ("Cannot drop table 'ordrs'", "Defined: orders."),
+    ),
+]
+
+
+def locate(text: str) -> tuple[str, int, int]:
+    """`text` without its MARK, and the 1-based line and column where the MARK was."""
+    offset = text.index(MARK)
+    line = text.count("\n", 0, offset) + 1
+    return text.replace(MARK, "", 1), line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def templated(sql: str) -> str:
+    """The case as a template: a header of Jinja above it and the brokers from a variable, which renders
+    the plain case's SQL with every line and some columns moved."""
+    return TEMPLATE_HEADER + sql.replace("localhost:9092", "{{ var('brokers') }}")
+
+
+@pytest.mark.parametrize("through_template", [False, True], ids=["plain", "templated"])
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_rule(case: Case, through_template: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text, line, column = locate(templated(case.sql) if through_template else case.sql)
+    path = tmp_path / "pipeline.sql"
+    path.write_text(text, encoding="utf-8")
+
+    code = main(["validate", str(path), "--format", "json", "--var", "brokers=localhost:9092"])
+
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.out + captured.err
+    assert code == 1
+    errors = [d for d in json.loads(captured.out) if d["severity"] == "error"]
+    assert len(errors) == 1, errors
+    [error] = errors
+    assert (error["file"], error["line"], error["column"], error["code"]) == (str(path), line, column, case.code)
+    for fragment in case.fragments:
+        assert fragment in error["message"]
+
+
+def test_every_error_of_a_file_is_reported_in_file_order(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "pipeline.sql"
+    path.write_text(
+        kafka(options=(*SOURCE_OPTIONS, "'scan.startup.mode' = 'earliest'", "'sink.partitioner' = 'none'"))
+        + PRINT
+        + "INSERT INTO out SELECT id, amout FROM orders;\n",
+        encoding="utf-8",
+    )
+
+    assert main(["validate", str(path), "--format", "json"]) == 1
+
+    found = [(d["line"], d["code"]) for d in json.loads(capsys.readouterr().out)]
+    assert found == [(7, "invalid-option-value"), (8, "invalid-option-value"), (11, "unknown-column")]
+
+
+def test_valid_pipeline_exits_0_and_says_ok(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "pipeline.sql"
+    path.write_text(kafka() + PRINT + READ, encoding="utf-8")
+
+    assert main(["validate", str(path)]) == 0
+
+    assert "OK: 1 file(s) valid." in capsys.readouterr().err
+
+
+def test_insert_values_is_checked_like_a_query(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "pipeline.sql"
+    path.write_text(PRINT + "INSERT INTO out VALUES (1, 2.5), (2, 3.0);\nINSERT INTO out VALUES ('x', 1.0);\n")
+
+    assert main(["validate", str(path), "--format", "json"]) == 1
+
+    [error] = json.loads(capsys.readouterr().out)
+    assert (error["line"], error["code"]) == (3, "insert-types")
+    assert "the query gives STRING" in error["message"]
+
+
+def test_repeated_output_names_are_positional(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`SELECT amount, amount` produces two columns (Flink names the second `amount0`), and CAST(...) is
+    an unnamed expression, not the column it casts."""
+    path = tmp_path / "pipeline.sql"
+    path.write_text(
+        kafka()
+        + PRINT
+        + "INSERT INTO out SELECT amount, amount FROM orders;\n"
+        + "INSERT INTO out SELECT CAST(amount AS BIGINT), amount FROM orders;\n",
+        encoding="utf-8",
+    )
+
+    assert main(["validate", str(path), "--format", "json"]) == 1
+
+    [error] = json.loads(capsys.readouterr().out)
+    assert (error["line"], error["code"]) == (9, "insert-types")
+    assert "the query gives DOUBLE ('amount')" in error["message"]
+
+
+def test_dropped_objects_are_gone_and_if_exists_is_quiet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "pipeline.sql"
+    path.write_text(
+        kafka()
+        + "CREATE VIEW big AS SELECT * FROM orders WHERE amount > 100;\n"
+        + "DROP VIEW big;\nDROP TABLE IF EXISTS nothing;\nDROP TEMPORARY VIEW IF EXISTS nothing;\n"
+        + PRINT
+        + "INSERT INTO out SELECT id, amount FROM big;\n",
+        encoding="utf-8",
+    )
+
+    assert main(["validate", str(path), "--format", "json"]) == 1
+
+    [error] = json.loads(capsys.readouterr().out)
+    assert (error["line"], error["column"], error["code"]) == (13, 40, "unknown-table")
+    assert "Table or view 'big' is not defined" in error["message"]
+
+
+def test_with_items_are_visible_in_their_own_query_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "pipeline.sql"
+    path.write_text(
+        kafka()
+        + PRINT
+        + "INSERT INTO out WITH orders AS (SELECT id FROM orders) SELECT id, 1.0 FROM orders;\n"
+        + "INSERT INTO out SELECT id, amount FROM orders;\n"
+        + "INSERT INTO out WITH big AS (SELECT id, amount FROM orders WHERE amount > 9) SELECT id, amount FROM big;\n"
+        + "INSERT INTO out SELECT id, amount FROM big;\n",
+        encoding="utf-8",
+    )
+
+    assert main(["validate", str(path), "--format", "json"]) == 1
+
+    [error] = json.loads(capsys.readouterr().out)
+    assert (error["line"], error["code"]) == (12, "unknown-table")
+    assert "Table or view 'big' is not defined" in error["message"]
+
+
+@pytest.mark.parametrize(
+    ("query_type", "sink_type", "accepted"),
+    [
+        ("INT", "BIGINT", True),
+        ("BIGINT", "INT", False),
+        ("DOUBLE", "DECIMAL(10, 2)", True),
+        ("DECIMAL(10, 2)", "FLOAT", True),
+        ("DOUBLE", "FLOAT", False),
+        ("DECIMAL(10, 2)", "BIGINT", False),
+        ("TIMESTAMP_LTZ(3)", "TIMESTAMP(3)", True),
+        ("TIMESTAMP(3)", "TIMESTAMP_LTZ(3)", True),
+        ("TIMESTAMP(3)", "DATE", True),
+        ("DATE", "TIMESTAMP(3)", False),
+        ("STRING", "VARCHAR(10)", True),
+        ("STRING", "BYTES", False),
+        ("BOOLEAN", "STRING", False),
+    ],
+)
+def test_insert_accepts_flinks_implicit_casts(
+    query_type: str, sink_type: str, accepted: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "pipeline.sql"
+    path.write_text(
+        kafka(columns=f"id BIGINT, v {query_type}")
+        + f"CREATE TABLE out (v {sink_type}) WITH ('connector' = 'print');\n"
+        + "INSERT INTO out SELECT v FROM orders;\n",
+        encoding="utf-8",
+    )
+
+    code = main(["validate", str(path), "--format", "json"])
+
+    codes = [d["code"] for d in json.loads(capsys.readouterr().out)]
+    assert (code, codes) == ((0, []) if accepted else (1, ["insert-types"]))
+
+
+def test_alter_applies_in_order(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "pipeline.sql"
+    path.write_text(
+        "CREATE TABLE gen (id BIGINT, v STRING) WITH ('connector' = 'datagen', 'number-of-rows' = '5');\n"
+        "ALTER TABLE gen SET ('number-of-rows' = '7', 'rows-per-secnd' = '1');\n"
+        "CREATE TABLE p (id BIGINT, v STRING) WITH ('connector' = 'print');\n"
+        "ALTER TABLE p RENAME TO out;\n"
+        "CREATE VIEW ids AS SELECT id FROM gen;\n"
+        "ALTER VIEW ids AS SELECT id, v FROM gen;\n"
+        "INSERT INTO out SELECT * FROM ids;\n",
+        encoding="utf-8",
+    )
+
+    assert main(["validate", str(path), "--format", "json"]) == 1
+
+    [error] = json.loads(capsys.readouterr().out)
+    assert (error["line"], error["column"], error["code"]) == (2, 46, "unknown-option")
+    assert "Did you mean 'rows-per-second'?" in error["message"]
+
+
+def test_statements_without_effect_are_warned_about(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "pipeline.sql"
+    path.write_text(
+        PRINT + "SHOW TABLES;\nUSE CATALOG default_catalog;\n  CREATE FUNCTION f AS 'com.example.F';\n",
+        encoding="utf-8",
+    )
+
+    assert main(["validate", str(path), "--format", "json"]) == 0
+
+    found = [(d["line"], d["column"], d["severity"], d["code"]) for d in json.loads(capsys.readouterr().out)]
+    assert found == [(line, column, "warning", "ignored-statement") for line, column in ((2, 1), (3, 1), (4, 3))]
