@@ -434,3 +434,24 @@ def test_subprocess_explain_json(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     plan = json.loads(done.stdout)
     assert [q["query"] for q in plan["queries"]] == ["quickstart.refunds", "quickstart.revenue_per_minute"]
+
+
+@pytest.mark.parametrize(
+    ("verb", "expected"),
+    [
+        ("validate", ["--format", "--var", "--vars-file"]),
+        ("render", ["--show-secrets", "--var"]),
+        ("explain", ["--format", "--var"]),
+        ("run", ["--master", "--checkpoint-dir", "--var", "--timeout"]),
+        ("broker", ["start", "stop", "status", "--data-dir", "--port"]),
+        ("produce", ["--bootstrap", "--partitions", "--key-field"]),
+    ],
+)
+def test_every_verb_has_help(verb: str, expected: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([verb, "--help"])
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out
+    assert f"kafka-sql {verb}" in text
+    for option in expected:
+        assert option in text
