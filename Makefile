@@ -26,7 +26,9 @@ test: lint
 
 quickstart: setup
 	$(BIN)/kafka-sql broker start --port 9092
-	$(BIN)/kafka-sql produce quickstart_orders sql/examples/quickstart_orders.jsonl --bootstrap $(BROKERS) --partitions 2 --key-field id
+	$(BIN)/kafka-sql produce quickstart_orders sql/examples/quickstart_orders.jsonl --bootstrap $(BROKERS) \
+		--partitions 2 --key-field id --recreate
+	rm -rf .kafka-sql/checkpoints/quickstart
 	$(BIN)/kafka-sql run sql/examples/quickstart.sql --var brokers=$(BROKERS) --checkpoint-dir .kafka-sql/checkpoints
 
 bench: setup

@@ -158,7 +158,10 @@ def cmd_broker(args: argparse.Namespace) -> int:
 def cmd_produce(args: argparse.Namespace) -> int:
     from connector.produce import produce_file
 
-    count = produce_file(args.bootstrap, args.topic, args.file, partitions=args.partitions, key_field=args.key_field)
+    count = produce_file(
+        args.bootstrap, args.topic, args.file, partitions=args.partitions, key_field=args.key_field,
+        recreate=args.recreate,
+    )
     err.print(f"produced {count} record(s) to '{args.topic}'")
     return EXIT_OK
 
@@ -250,6 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bootstrap", default="127.0.0.1:9092", help="bootstrap servers (default 127.0.0.1:9092)")
     p.add_argument("--partitions", type=int, default=1, help="partitions when creating the topic")
     p.add_argument("--key-field", default=None, help="use this JSON field's value as the record key")
+    p.add_argument("--recreate", action="store_true", help="delete and recreate the topic first")
     p.set_defaults(func=cmd_produce)
     return parser
 

@@ -38,8 +38,9 @@ class SourcePlan:
 
     table: Table
     view: str
-    bounded: bool
+    bounded: bool  # finishes by itself (Kafka bounded mode, files): the query runs with Trigger.AvailableNow
     behaviour: dict[str, str]
+    row_limit: int | None = None  # datagen 'number-of-rows': the runner stops the query after that many rows
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -67,6 +68,14 @@ class QueryPlan:
     def bounded(self) -> bool:
         return all(s.bounded for s in self.sources)
 
+    @property
+    def row_limit(self) -> int | None:
+        """Rows after which the query is complete: every source is bounded or row-limited, one row-limited."""
+        limits = [s.row_limit for s in self.sources if s.row_limit is not None]
+        if not limits or not all(s.bounded or s.row_limit is not None for s in self.sources):
+            return None
+        return sum(limits)
+
     def to_json(self) -> dict[str, Any]:
         pos = self.insert.position
         return {
@@ -77,6 +86,7 @@ class QueryPlan:
             "sources": [s.to_json() for s in self.sources],
             "output_mode": self.output_mode,
             "trigger": self.trigger,
+            "row_limit": self.row_limit,
             "checkpoint": self.checkpoint,
             "spark_sql": self.spark_sql,
         }
@@ -175,7 +185,8 @@ def source_behaviour(table: Table) -> tuple[bool, dict[str, str]]:
         rows = opts.get(DatagenOptions.NUMBER_OF_ROWS)
         rate = opts.get(DatagenOptions.ROWS_PER_SECOND)
         stop = f"after {rows} rows" if rows else "unbounded"
-        return rows is not None, {"start": f"generated, {rate} rows per second", "stop": stop}
+        # Spark's rate source cannot run AvailableNow; the runner stops the query after the rows instead.
+        return False, {"start": f"generated, {rate} rows per second", "stop": stop}
     if connector == "filesystem":
         monitor = opts.get(FilesystemOptions.SOURCE_MONITOR_INTERVAL)
         path = opts.get(FilesystemOptions.PATH)
@@ -274,7 +285,8 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
                 )
         effective = dataclasses.replace(table, options=options)
         bounded, behaviour = source_behaviour(effective)
-        return SourcePlan(effective, view, bounded, behaviour)
+        rows = resolve(effective).get(DatagenOptions.NUMBER_OF_ROWS) if table.connector == "datagen" else None
+        return SourcePlan(effective, view, bounded, behaviour, rows)
 
     watermarks = {t.name: t.watermark.column for t in pipeline.tables.values() if t.watermark}
     views: list[tuple[str, str]] = []

@@ -12,11 +12,21 @@ from connector import broker
 
 
 def produce_file(
-    bootstrap: str, topic: str, path: Path, partitions: int = 1, key_field: str | None = None
+    bootstrap: str,
+    topic: str,
+    path: Path,
+    partitions: int = 1,
+    key_field: str | None = None,
+    recreate: bool = False,
 ) -> int:
-    """Produce each non-empty line of `path` as one record; create the topic when it does not exist."""
+    """Produce each non-empty line of `path` as one record; create the topic when it does not exist
+    (`recreate`: delete it first, so a demo starts from exactly the file's records)."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    if topic not in admin.list_topics(timeout=30).topics:
+    exists = topic in admin.list_topics(timeout=30).topics
+    if exists and recreate:
+        broker.delete_topic(bootstrap, topic)
+        exists = False
+    if not exists:
         broker.create_topic(bootstrap, topic, partitions=partitions)
     producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 5})
     failures: list[str] = []

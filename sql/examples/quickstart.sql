@@ -13,7 +13,7 @@ CREATE TABLE orders (
   'topic' = 'quickstart_orders',
   'properties.bootstrap.servers' = '{{ var("brokers", "127.0.0.1:9092") }}',
   'properties.group.id' = 'quickstart',
-  'properties.auto.offset.reset' = 'earliest',
+  'scan.startup.mode' = 'earliest-offset',
   'scan.bounded.mode' = 'latest-offset',
   'format' = 'json'
 );

@@ -1,0 +1,172 @@
+"""Execute a `PipelinePlan` on a SparkSession: source views, computed columns, watermarks, sinks.
+
+For each planned query the engine registers the query's source views (one per table, or per hinted use),
+then the pipeline's views, runs the transpiled Spark SQL, lines its columns up with the sink's persisted
+columns (Flink's INSERT casts implicitly by position) and starts the sink with the planned trigger,
+output mode and checkpoint location. Views are registered again before each query so that every query
+gets sources configured for it (e.g. only one query per consumer group commits offsets).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.types import TimestampNTZType, TimestampType
+from sqlglot import exp
+
+from connector import sinks, sources
+from connector.catalog import ColumnKind, Table
+from connector.offset_commit import commit_offsets_now
+from connector.plan import PipelinePlan, QueryPlan, SourcePlan
+from connector.transpile import to_spark_sql, watermark_delay
+from connector.types import spark_type
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RunningQuery:
+    plan: QueryPlan
+    query: StreamingQuery
+
+
+def _source_frame(spark: SparkSession, source: SourcePlan) -> DataFrame:
+    """The table's rows with computed columns and the watermark, hidden provenance columns dropped."""
+    table = source.table
+    frame = sources.source_dataframe(spark, table)
+    visible = [c.name for c in table.columns if c.kind is not ColumnKind.COMPUTED]
+    # upsert-kafka: a tombstone is a DELETE of its key; the flag travels with `SELECT *` to an upsert/print sink.
+    deleted = [sources.DELETED] if sources.DELETED in frame.columns else []
+    computed = [c for c in table.columns if c.kind is ColumnKind.COMPUTED and c.expression is not None]
+    if computed:
+        raw_view = f"__raw_{source.view}"
+        frame.createOrReplaceTempView(raw_view)
+        select = exp.select(*[exp.column(n, quoted=True) for n in visible + deleted]).from_(raw_view)
+        for col in computed:
+            assert col.expression is not None
+            select = select.select(exp.alias_(col.expression.copy(), col.name, quoted=True))
+        frame = spark.sql(to_spark_sql(select))
+        frame = frame.select(*[F.col(f"`{c.name}`") for c in table.columns], *deleted)
+    else:
+        frame = frame.select(*[F.col(f"`{n}`") for n in visible], *deleted)
+    if table.watermark is not None:
+        rowtime = table.watermark.column
+        if isinstance(frame.schema[rowtime].dataType, TimestampNTZType):
+            # Spark's event time must be TIMESTAMP; the session time zone is UTC unless 'table.local-time-zone'
+            # says otherwise, so the wall-clock value of Flink's TIMESTAMP(3) is kept.
+            frame = frame.withColumn(rowtime, F.col(f"`{rowtime}`").cast(TimestampType()))
+        delay = watermark_delay(table.watermark.expression, rowtime)
+        frame = frame.withWatermark(rowtime, delay)
+    return frame
+
+
+def _align(frame: DataFrame, sink: Table, columns: list[str] | None) -> DataFrame:
+    """Rename and cast the query's columns, by position, to the sink's persisted columns."""
+    targets = [c for c in sink.columns if c.persisted]
+    chosen = [sink.column(n) for n in columns] if columns else targets
+    produced = [c for c in frame.columns if c != sources.DELETED]
+    by_target = {}
+    for src, col in zip(produced, chosen, strict=False):
+        if col is not None:
+            by_target[col.name.lower()] = F.col(f"`{src}`")
+    out = []
+    for col in targets:
+        value = by_target.get(col.name.lower(), F.lit(None))
+        if col.data_type is not None:
+            value = value.cast(spark_type(col.data_type))
+        out.append(value.alias(col.name))
+    if sources.DELETED in frame.columns:
+        out.append(F.col(sources.DELETED))
+    return frame.select(*out)
+
+
+def start_query(spark: SparkSession, plan: PipelinePlan, query: QueryPlan, root: Path) -> StreamingQuery:
+    for source in query.sources:
+        _source_frame(spark, source).createOrReplaceTempView(source.view)
+    for name, sql in plan.views:
+        spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW `{name}` AS {sql}")
+    frame = _align(spark.sql(query.spark_sql), query.sink, query.insert.columns)
+    writer = (
+        frame.writeStream.queryName(query.name)
+        .outputMode(query.output_mode)
+        .option("checkpointLocation", str(root / query.checkpoint))
+    )
+    if query.trigger.get("availableNow"):
+        writer = writer.trigger(availableNow=True)
+    else:
+        writer = writer.trigger(processingTime=query.trigger["processingTime"])
+    return sinks.start(frame, query.sink, writer, query.output_mode)
+
+
+def start_all(spark: SparkSession, plan: PipelinePlan, root: Path) -> list[RunningQuery]:
+    """Start every planned query; on a failure, stop those already started and re-raise."""
+    for key, value in plan.spark_conf.items():
+        spark.conf.set(key, value)
+    running: list[RunningQuery] = []
+    try:
+        for query in plan.queries:
+            running.append(RunningQuery(query, start_query(spark, plan, query, root)))
+    except BaseException:
+        for r in running:
+            r.query.stop()
+        raise
+    return running
+
+
+def kafka_source_metrics(progress: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The Kafka source metrics (reportLatestOffset) of one StreamingQueryProgress, parsed."""
+    found = []
+    for source in progress.get("sources", []):
+        latest = source.get("latestOffset")
+        if not latest:
+            continue
+        try:
+            doc = json.loads(latest) if isinstance(latest, str) else latest
+        except ValueError:
+            continue
+        if isinstance(doc, dict) and "latest" in doc:
+            found.append(doc)
+    return found
+
+
+def commit_final_offsets(running: RunningQuery) -> None:
+    """Commit the end offsets of a stopped query's last batch (Spark never tells the source it completed)."""
+    progress = running.query.lastProgress
+    if not progress:
+        return
+    kafka = [s for s in running.plan.sources if s.table.connector in ("kafka", "upsert-kafka")]
+    for source_progress in progress.get("sources", []):
+        end = source_progress.get("endOffset")
+        try:
+            offsets = json.loads(end) if isinstance(end, str) else end
+        except ValueError:
+            continue
+        if not isinstance(offsets, dict) or not offsets:
+            continue
+        owner = next((s for s in kafka if _reads_topics(s.table, offsets.keys())), None)
+        if owner is None:
+            continue
+        try:
+            commit_offsets_now(owner.table.options, json.dumps(offsets))
+        except Exception as err:  # a failed commit never fails the run, as in Flink
+            log.warning("Could not commit the final offsets of %s: %s", running.plan.name, err)
+
+
+def _reads_topics(table: Table, topics: Iterable[str]) -> bool:
+    listed = table.options.get("topic")
+    pattern = table.options.get("topic-pattern")
+    for topic in topics:
+        if listed is not None and topic not in listed.split(";"):
+            return False
+        if pattern is not None and re.fullmatch(pattern, topic) is None:
+            return False
+    return True

@@ -1,0 +1,309 @@
+"""Writing a query's rows to a sink table, per connector.
+
+    query = sinks.start(frame, table, frame.writeStream.queryName(...).outputMode(...)
+                        .option("checkpointLocation", ...).trigger(...))
+
+`frame` holds the table's persisted columns (physical and non-VIRTUAL metadata) by name, cast to their
+types; a boolean `__deleted` column, when present, marks rows that are deletes of their PRIMARY KEY
+(upsert-kafka writes them as tombstones, print as `-D`; other sinks reject them). The engine owns the
+writer's query name, output mode, trigger and checkpoint; `start` adds what the connector needs. What a
+sink buffers is flushed before its micro-batch commits (checkpoint, then commit: seed 003).
+
+* kafka / upsert-kafka: each micro-batch (`foreachBatch`, any output mode) is encoded by
+  `connector.formats` (key and value formats, `key.fields`, `value.fields-include`), with the writable
+  metadata `topic`, `headers` and `timestamp`, and written by the `flink-kafka-sink` data source
+  (`connector.kafka_sink`) with the batch id, which gives 'sink.delivery-guarantee' its meaning. upsert-kafka
+  keys are the PRIMARY KEY columns (key format), deletes are tombstones (NULL value), records are
+  partitioned by key.
+* print: Flink's PrintSink format on standard output (or error with 'standard-error'): `+I[1, foo]`
+  (append) or `+U[...]` (update mode, which carries no before-image, so a key's first row is `+U` too),
+  `-D[...]` for deletes, prefixed `<print-identifier>> `.
+* blackhole: Spark's `noop` sink.
+* filesystem: Spark's file sink under 'path' (`PARTITIONED BY` as `col=value` directories): exactly-once,
+  because the sink logs each committed batch in `_spark_metadata` and skips a batch it already has; Spark
+  readers of the directory see committed files only. json and csv files use Flink's options (delimiter,
+  quote, null literal, timestamp format); the rolling policy and partition commit options do not apply,
+  as Spark writes one file per partition and micro-batch.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from datetime import date, datetime, timezone
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+from pyspark.sql import Column, DataFrame, Row
+from pyspark.sql import functions as F
+from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
+from pyspark.sql.types import (
+    BinaryType,
+    DataType,
+    FloatType,
+    MapType,
+    StringType,
+    StructType,
+    TimestampType,
+)
+
+from connector import formats, options
+from connector.catalog import Column as TableColumn
+from connector.catalog import ColumnKind, Table
+from connector.diagnostics import Diagnostic, PipelineError
+from connector.factories import FilesystemOptions, PrintOptions
+from connector.formats import PayloadFormat
+from connector.kafka_sink import BATCH_ID_OPTION, QUERY_ID_OPTION, KafkaSink
+
+DELETED = "__deleted"
+_KAFKA_METADATA_TYPES: dict[str, DataType] = {
+    "topic": StringType(),
+    "headers": MapType(StringType(), BinaryType()),
+    "timestamp": TimestampType(),
+}
+
+
+def start(frame: DataFrame, table: Table, writer: DataStreamWriter, output_mode: str = "append") -> StreamingQuery:
+    """Start writing `frame` (the rows of `table`) with `writer`, which was created from `frame` and has the
+    output mode `output_mode` (print shows it as the change kind)."""
+    connector = table.connector
+    if connector in ("kafka", "upsert-kafka"):
+        kafka_records(frame, table)  # the table's formats and metadata fail here, before the query starts
+        return writer.foreachBatch(KafkaBatch(table)).start()
+    if connector == "print":
+        kind = "+U" if output_mode == "update" else "+I"
+        return writer.foreachBatch(PrintBatch(table, frame.columns, kind)).start()
+    _reject_deletes(frame, table)
+    if connector == "blackhole":
+        return writer.format("noop").start()
+    if connector == "filesystem":
+        return _filesystem(frame, table, writer).start()
+    raise PipelineError(
+        [
+            Diagnostic.at(
+                table.option_position("connector"),
+                "connector-usage",
+                f"Table '{table.name}' cannot be written: connector '{connector}' is not a sink.",
+            )
+        ]
+    )
+
+
+def _persisted(table: Table) -> list[TableColumn]:
+    return [c for c in table.columns if c.persisted]
+
+
+def _reject_deletes(frame: DataFrame, table: Table) -> None:
+    if DELETED in frame.columns:
+        raise PipelineError(
+            [
+                Diagnostic.at(
+                    table.position,
+                    "changelog",
+                    f"Table '{table.name}' (connector '{table.connector}') doesn't support consuming update and "
+                    "delete changes; write them to an 'upsert-kafka' table.",
+                )
+            ]
+        )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Kafka
+# ---------------------------------------------------------------------------------------------------------
+
+
+def kafka_records(frame: DataFrame, table: Table) -> DataFrame:
+    """The rows of a kafka / upsert-kafka table as `flink-kafka-sink` input: key, value, topic, headers,
+    timestamp (the metadata columns only when the table declares them)."""
+    row = {c.name: F.col(c.name) for c in _persisted(table)}
+    value_fmt = PayloadFormat.of(table, "value")
+    if value_fmt is None:
+        raise PipelineError(
+            [Diagnostic.at(table.position, "missing-option", f"Table '{table.name}' needs a 'value.format'.")]
+        )
+    key_fmt = PayloadFormat.of(table, "key")
+    value = formats.encode(value_fmt, row)
+    if DELETED in frame.columns:
+        if table.connector != "upsert-kafka":
+            _reject_deletes(frame, table)
+        value = F.when(~F.coalesce(F.col(DELETED), F.lit(False)), value)
+    columns: list[Column] = [value.alias("value")]
+    if key_fmt is not None and key_fmt.fields:
+        columns.append(formats.encode(key_fmt, row).alias("key"))
+    for column in _persisted(table):
+        if column.kind is ColumnKind.METADATA:
+            key = column.metadata_key or column.name
+            if key not in _KAFKA_METADATA_TYPES:
+                message = (
+                    f"Metadata column '{column.name}' (key '{key}') cannot be written to table '{table.name}'; "
+                    f"declare it VIRTUAL. Writable metadata keys: {', '.join(_KAFKA_METADATA_TYPES)}."
+                )
+                raise PipelineError([Diagnostic.at(column.position, "metadata", message)])
+            columns.append(F.col(column.name).cast(_KAFKA_METADATA_TYPES[key]).alias(key))
+    return frame.select(*columns)
+
+
+class KafkaBatch:
+    """foreachBatch function of a Kafka sink: encode, then write with the batch id (exactly-once needs it)."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self.options = dict(table.options)
+        self.registered = False
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        spark = batch.sparkSession
+        if not self.registered:
+            spark.dataSource.register(KafkaSink)
+            self.registered = True
+        query_id = spark.sparkContext.getLocalProperty("sql.streaming.queryId") or ""
+        records = kafka_records(batch, self.table)
+        write_options = {**self.options, BATCH_ID_OPTION: str(batch_id), QUERY_ID_OPTION: query_id}
+        records.write.format(KafkaSink.name()).options(**write_options).mode("append").save()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# print
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _java_float(value: float, single: bool) -> str:
+    """Java's Float/Double.toString: shortest digits, scientific notation outside [1e-3, 1e7)."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    number = np.float32(value) if single else np.float64(value)
+    if value == 0 or 1e-3 <= abs(value) < 1e7:
+        return np.format_float_positional(number, unique=True, trim="0")
+    mantissa, exponent = np.format_float_scientific(number, unique=True, trim="0").split("e")
+    return f"{mantissa}E{int(exponent)}"
+
+
+def _java_time(value: datetime) -> str:
+    """LocalDateTime.toString: seconds and fraction only when not zero, the fraction in groups of 3."""
+    text = value.strftime("%Y-%m-%dT%H:%M")
+    if value.second or value.microsecond:
+        text += f":{value.second:02d}"
+    if value.microsecond:
+        text += f".{value.microsecond // 1000:03d}" if value.microsecond % 1000 == 0 else f".{value.microsecond:06d}"
+    return text
+
+
+def _java_instant(value: datetime) -> str:
+    """Instant.toString: always seconds, the fraction in groups of 3, 'Z'."""
+    utc = value.astimezone(timezone.utc)
+    text = utc.strftime("%Y-%m-%dT%H:%M:%S")
+    if utc.microsecond:
+        text += f".{utc.microsecond // 1000:03d}" if utc.microsecond % 1000 == 0 else f".{utc.microsecond:06d}"
+    return text + "Z"
+
+
+def flink_text(value: Any, data_type: DataType) -> str:
+    """A value as Flink's Row.toString prints it (print connector)."""
+    if value is None:
+        return "null"
+    if isinstance(data_type, StructType):
+        fields = [flink_text(value[f.name], f.dataType) for f in data_type.fields]
+        return f"+I[{', '.join(fields)}]"
+    if isinstance(value, list):
+        element = getattr(data_type, "elementType", StringType())
+        return "[" + ", ".join(flink_text(v, element) for v in value) + "]"
+    if isinstance(value, dict):
+        assert isinstance(data_type, MapType)
+        entries = (f"{flink_text(k, data_type.keyType)}={flink_text(v, data_type.valueType)}" for k, v in value.items())
+        return "{" + ", ".join(entries) + "}"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, bytes | bytearray):
+        return "[" + ", ".join(str(b - 256 if b > 127 else b) for b in value) + "]"
+    if isinstance(value, float):
+        return _java_float(value, isinstance(data_type, FloatType))
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, datetime):
+        return _java_instant(value) if isinstance(data_type, TimestampType) else _java_time(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    return str(value)
+
+
+class PrintBatch:
+    """foreachBatch function of a print sink: one line per row, on the driver, in Flink's format."""
+
+    def __init__(self, table: Table, columns: list[str], kind: str) -> None:
+        resolved = options.resolve(table)
+        self.kind = kind
+        identifier = resolved.get(PrintOptions.PRINT_IDENTIFIER) or ""
+        self.prefix = f"{identifier}> " if identifier else ""
+        standard_error = resolved.get(PrintOptions.STANDARD_ERROR)
+        self.stderr = standard_error is True
+        self.columns = [c.name for c in _persisted(table)]
+        self.deletes = DELETED in columns
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        selected = batch.select(*self.columns, *([DELETED] if self.deletes else []))
+        types = {f.name: f.dataType for f in selected.schema.fields}
+        out = sys.stderr if self.stderr else sys.stdout
+        for row in selected.toLocalIterator():
+            print(self.line(row, types), file=out)
+        out.flush()
+
+    def line(self, row: Row, types: dict[str, DataType]) -> str:
+        kind = "-D" if self.deletes and row[DELETED] else self.kind
+        fields = ", ".join(flink_text(row[name], types[name]) for name in self.columns)
+        return f"{self.prefix}{kind}[{fields}]"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# filesystem
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _filesystem(frame: DataFrame, table: Table, writer: DataStreamWriter) -> DataStreamWriter:
+    resolved = options.resolve(table)
+    path = str(resolved.require(FilesystemOptions.PATH))
+    found = options.format_options(table, "value")
+    if found is None:
+        raise PipelineError(
+            [Diagnostic.at(table.position, "missing-option", f"Table '{table.name}' needs a 'format'.")]
+        )
+    identifier, values = found
+    writer = writer.option("path", path)
+    if table.partitioned_by:
+        writer = writer.partitionBy(*table.partitioned_by)
+    if identifier == "parquet":
+        extra = {k: str(v) for k, v in values.items() if k != "utc-timezone"}
+        return writer.format("parquet").options(**extra)
+    if identifier == "json":
+        separator = "'T'" if values.get("timestamp-format.standard") == "ISO-8601" else " "
+        return writer.format("json").options(
+            ignoreNullFields="true" if values.get("encode.ignore-null-fields") else "false",
+            timestampNTZFormat=f"yyyy-MM-dd{separator}HH:mm:ss.SSS",
+            timestampFormat=f"yyyy-MM-dd{separator}HH:mm:ss.SSS'Z'",
+            timeZone="UTC",
+            dateFormat="yyyy-MM-dd",
+        )
+    if identifier == "csv":
+        quote = "\u0000" if values.get("disable-quote-character") else str(values.get("quote-character", '"'))
+        return writer.format("csv").options(
+            sep=str(values.get("field-delimiter", ",")),
+            quote=quote,
+            escape=str(values.get("escape-character") or quote),
+            nullValue=str(values.get("null-literal") or ""),
+            emptyValue="",
+            timestampNTZFormat="yyyy-MM-dd HH:mm:ss.SSS",
+            timestampFormat="yyyy-MM-dd HH:mm:ss.SSS'Z'",
+            timeZone="UTC",
+            header="false",
+        )
+    raise PipelineError(
+        [
+            Diagnostic.at(
+                table.option_position("format"),
+                "unsupported-format",
+                f"Format '{identifier}' cannot be written to files; use json, csv or parquet.",
+            )
+        ]
+    )
