@@ -65,6 +65,7 @@ import bisect
 import json
 import os
 import re
+import sys
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -81,7 +82,15 @@ from jinja2.sandbox import SandboxedEnvironment
 from connector.diagnostics import Diagnostic, PipelineError, did_you_mean
 from connector.secrets import is_secret_key
 
-BUNDLED_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+
+def _bundled_templates() -> Path:
+    """The project's templates/: beside the package in a checkout or editable install, else the copy a wheel
+    installs under <prefix>/share/kafka-sql/templates (pyproject's data-files)."""
+    beside = Path(__file__).resolve().parent.parent / "templates"
+    return beside if beside.is_dir() else Path(sys.prefix) / "share" / "kafka-sql" / "templates"
+
+
+BUNDLED_TEMPLATES = _bundled_templates()
 COMMAND_LINE = "<command line>"
 
 _MISSING = object()

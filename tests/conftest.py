@@ -35,6 +35,12 @@ def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     data_dir = tmp_path_factory.mktemp("kafka-broker")
     info = broker.start(data_dir, on_progress=lambda message: print(message, file=sys.stderr))
     yield info.bootstrap
+    # Stop Spark first, so executor consumers do not log reconnect noise against a stopped broker.
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        active.stop()
     broker.stop(data_dir)
 
 
