@@ -56,16 +56,23 @@ wraps them in its own exception, whose message contains `KafkaSourceError: <mess
 from __future__ import annotations
 
 import atexit
+import functools
+import gc
 import logging
+import operator
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import repeat
+from operator import itemgetter
 from typing import cast
 
+import numpy as np
 import pyarrow as pa
 from confluent_kafka import (
     TIMESTAMP_CREATE_TIME,
     TIMESTAMP_LOG_APPEND_TIME,
+    TIMESTAMP_NOT_AVAILABLE,
     Consumer,
     ConsumerGroupTopicPartitions,
     IsolationLevel,
@@ -75,7 +82,8 @@ from confluent_kafka import (
 )
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark import TaskContext
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.streaming.datasource import (
     ReadAllAvailable,
@@ -139,10 +147,14 @@ MAX_BATCH_RECORDS = 10_000
 MAX_BATCH_BYTES = 4 * 1024 * 1024
 # Reader defaults a user may override with properties.*: librdkafka prefetches up to 64 MB per partition,
 # and once its queue is full it stops fetching for fetch.queue.backoff.ms (1 s), which made a reader
-# 5-10x slower than the broker (measured); a reader task reads one partition.
-READER_DEFAULTS = {"queued.max.messages.kbytes": "16384", "fetch.queue.backoff.ms": "10"}
+# 5-10x slower than the broker (measured); a reader task reads one partition. A prefetch queue costs about
+# three times its size in memory (librdkafka's per-message overhead): 4 MB (~12 ms of reading) keeps a
+# reader's peak RSS about 35 MB under the 16 MB queue with no loss of throughput (measured).
+READER_DEFAULTS = {"queued.max.messages.kbytes": "4096", "fetch.queue.backoff.ms": "10"}
 REQUEST_TIMEOUT_SECONDS = 30.0
 COMMIT_FLUSH_SECONDS = 5.0
+# A consumed record's headers (None when it has none).
+RecordHeaders = list[tuple[str, bytes | None]] | None
 # Kafka's own topics, which a topic-pattern never matches (Java: listTopics() excludes internal topics).
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 # librdkafka consumer-only properties; an AdminClient would warn about each one.
@@ -193,6 +205,15 @@ class KafkaSource(DataSource):
                 f"with another one ({schema.simpleString()}); decode key and value with a projection."
             )
         return KafkaStreamReader(SourceSettings.from_options(self.options))
+
+    def reader(self, schema: StructType) -> KafkaBatchReader:
+        """A batch read (`spark.read`, the spark-sql shell): see `KafkaBatchReader`."""
+        if schema != SCHEMA:
+            raise KafkaSourceError(
+                f"The flink-kafka source has a fixed schema ({SCHEMA.simpleString()}) and cannot be read "
+                f"with another one ({schema.simpleString()}); decode key and value with a projection."
+            )
+        return KafkaBatchReader(SourceSettings.from_options(self.options))
 
 
 @dataclass(frozen=True)
@@ -251,6 +272,30 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def stop(self) -> None:
         """Never called by Spark (the runner is killed); clients are left to the process exit."""
+
+
+class KafkaBatchReader(DataSourceReader):
+    """One bounded range per partition: from the startup offsets (`scan.startup.mode`) to the end of a
+    bounded scan (`scan.bounded.mode`), or to the latest offsets when the read is planned if unbounded.
+
+    Both ends are resolved when Spark plans the read; a batch read commits nothing (Flink commits on
+    checkpoints only, and a bounded batch job takes none).
+    """
+
+    def __init__(self, settings: SourceSettings) -> None:
+        self._settings = settings
+
+    def partitions(self) -> Sequence[InputPartition]:
+        planner = _Planner(self._settings)  # in the planning worker; never pickled into the read tasks
+        start, end = planner.batch_range()
+        # Nothing to read: one empty range, since Spark calls read(None) when given no partitions.
+        return planner.partitions(start, end) or [KafkaInputPartition("", 0, 0, 0)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, KafkaInputPartition)
+        if partition.start >= partition.end:
+            return iter(())
+        return read_partition(self._settings, partition)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -335,6 +380,13 @@ class _Planner:
             watermarks = self._fetch_watermarks(partitions)
             self._target = {tp: latest for tp, (_, latest) in watermarks.items()}
         log.info("Trigger.AvailableNow target: %s", to_spark(self._target))
+
+    def batch_range(self) -> tuple[Offsets, Offsets]:
+        """[start, end) of a batch read: the startup offsets, up to the Trigger.AvailableNow target."""
+        start = self.initial()
+        self.prepare_available_now()
+        target = self._target or {}
+        return start, {tp: max(offset, target.get(tp, offset)) for tp, offset in start.items()}
 
     def partitions(self, start: Offsets, end: Offsets) -> list[KafkaInputPartition]:
         reset = needs_earliest(start, end)
@@ -513,6 +565,20 @@ def close_cached_consumers() -> None:
 atexit.register(close_cached_consumers)
 
 
+def _freeze_long_lived_objects() -> None:
+    """Move the objects alive at the start of a task (libraries, caches) out of the GC's reach.
+
+    Spark's daemon runs a full `gc.collect()` after every task of a reused worker, and with pyspark and
+    pyarrow loaded that walks about 100,000 objects each time, 40-100 ms (measured: a quarter of the
+    workers' samples in a 1M-record run). That collection has just run when a task starts, so what is
+    alive then is long-lived, and freezing it (O(1)) spares the next collections from walking it again.
+    Frozen objects are never collected; only cyclic garbage made since that collection could stay. Outside
+    a Spark task (tests, benchmarks) nothing is frozen.
+    """
+    if TaskContext.get() is not None:
+        gc.freeze()
+
+
 def reader_config(settings: SourceSettings) -> dict[str, str | bool]:
     """Consumers that read explicit ranges: assigned and seeked, never committing (except KAFKA_PERIODIC)."""
     periodic = commit_mode(settings) is CommitMode.KAFKA_PERIODIC
@@ -529,18 +595,31 @@ def reader_config(settings: SourceSettings) -> dict[str, str | bool]:
 
 
 def read_partition(settings: SourceSettings, partition: KafkaInputPartition) -> Iterator[pa.RecordBatch]:
-    """Read one range with a consumer cached in this worker process (workers are reused across batches)."""
+    """Read one range with a consumer cached in this worker process (workers are reused across batches).
+
+    The cyclic garbage collector is off while the range is read: every consumed record is a GC-tracked
+    `Message`, so the allocations of a 10,000-record batch set off collections that walk all the records
+    held, which took about 2/3 of the reader's CPU (measured, bench/race.py --profile). The read path
+    creates no reference cycles; refcounting frees everything.
+    """
     config = reader_config(settings)
     key = tuple(sorted((k, str(v)) for k, v in config.items()))
     consumer = _CONSUMERS.get(key)
     if consumer is None:
         consumer = _CONSUMERS[key] = Consumer(config)
+    _freeze_long_lived_objects()
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         yield from _read_range(consumer, settings, partition)
+        consumer.unassign()  # no prefetching (memory, fetch requests) while the consumer waits for a task
     except BaseException:
         _CONSUMERS.pop(key, None)  # unknown state after an error: start the next task afresh
         consumer.close()
         raise
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _read_range(consumer: Consumer, settings: SourceSettings, part: KafkaInputPartition) -> Iterator[pa.RecordBatch]:
@@ -555,8 +634,7 @@ def _read_range(consumer: Consumer, settings: SourceSettings, part: KafkaInputPa
     timeout = settings.poll_timeout_ms / 1000.0
     deadline = time.monotonic() + timeout
     while position < part.end:
-        wanted = max(1, min(MAX_BATCH_RECORDS - len(batch), part.end - position))
-        messages = consumer.consume(num_messages=wanted, timeout=min(1.0, timeout))
+        messages = consumer.consume(num_messages=batch.room(part.end - position), timeout=min(1.0, timeout))
         if not messages:
             if time.monotonic() > deadline:
                 raise KafkaSourceError(
@@ -580,7 +658,7 @@ def _read_range(consumer: Consumer, settings: SourceSettings, part: KafkaInputPa
 def _in_range(messages: list[Message], position: int, end: int) -> bool:
     """Records only (no events), all in [position, end): offsets within a partition only increase."""
     return (
-        all(message.error() is None for message in messages)
+        not any(map(Message.error, messages))  # an error is a KafkaError (truthy), a record has None
         and cast(int, messages[0].offset()) >= position
         and cast(int, messages[-1].offset()) < end
     )
@@ -595,6 +673,7 @@ def _accept_one_by_one(
     batch: _Batch,
 ) -> int:
     """Add the records of `messages` that belong to the range, handle events; return the new position."""
+    accepted: list[Message] = []
     for message in messages:
         error = message.error()
         if error is not None:
@@ -606,9 +685,12 @@ def _accept_one_by_one(
         if offset < position:
             continue  # fetched before a seek
         if offset >= part.end:
-            return part.end
-        batch.extend([message])
+            position = part.end
+            break
+        accepted.append(message)
         position = offset + 1
+    if accepted:
+        batch.extend(accepted)
     return position
 
 
@@ -627,6 +709,11 @@ def _on_error(
     if code == KafkaError._AUTO_OFFSET_RESET:
         tp = KafkaTopicPartition(part.topic, part.partition)
         earliest, latest = consumer.get_watermark_offsets(tp, timeout=REQUEST_TIMEOUT_SECONDS, cached=False)
+        if earliest <= position < latest:
+            # A stale reset event (e.g. from a fetch of the cached consumer's previous assignment): the offset we
+            # want exists, so nothing is lost; read it again.
+            consumer.assign([KafkaTopicPartition(part.topic, part.partition, position)])
+            return position
         reason = (
             "the records were deleted (retention)"
             if position < earliest
@@ -656,43 +743,166 @@ class _Batch:
         self.topic = topic
         self.partition = partition
         self.messages: list[Message] = []
-        self.nbytes = 0
+        self.sizes: list[np.ndarray] = []  # value sizes of `messages`, one array per extend()
+        self.nbytes = 0  # value bytes held
+        self.read_records = 0  # for the average record size: how many records to ask the consumer for
+        self.read_bytes = 0
 
     def __len__(self) -> int:
         return len(self.messages)
 
+    def room(self, remaining: int) -> int:
+        """How many records to consume next: what fills the batch by count and, at the average size of the
+        records read so far, by bytes (large records would otherwise pile up in memory before a flush).
+        The first request of a range is for one record, to learn the size."""
+        wanted = min(MAX_BATCH_RECORDS - len(self.messages), remaining)
+        if not self.read_records:
+            return 1
+        average = max(1, self.read_bytes // self.read_records)
+        return max(1, min(wanted, (MAX_BATCH_BYTES - self.nbytes) // average + 1))
+
     def extend(self, messages: list[Message]) -> None:
+        sizes = np.fromiter(map(len, messages), dtype=np.int32, count=len(messages))  # len(Message): its value's
+        size = int(sizes.sum())
         self.messages.extend(messages)
-        self.nbytes += sum(map(len, messages))  # len(Message) is the size of its value
+        self.sizes.append(sizes)
+        self.nbytes += size
+        self.read_records += len(messages)
+        self.read_bytes += size
 
     def full(self) -> bool:
         return len(self.messages) >= MAX_BATCH_RECORDS or self.nbytes >= MAX_BATCH_BYTES
 
     def flush(self) -> pa.RecordBatch:
         """The oldest records, up to MAX_BATCH_RECORDS and about MAX_BATCH_BYTES, as one RecordBatch."""
-        take, size = 0, 0
-        for message in self.messages[:MAX_BATCH_RECORDS]:
-            take, size = take + 1, size + len(message)
-            if size >= MAX_BATCH_BYTES:
-                break
+        sizes = self.sizes[0] if len(self.sizes) == 1 else np.concatenate(self.sizes)
+        take = min(len(self.messages), MAX_BATCH_RECORDS)
+        if self.nbytes >= MAX_BATCH_BYTES:  # up to the record that reaches the budget
+            take = min(take, int(np.searchsorted(np.cumsum(sizes[:take]), MAX_BATCH_BYTES)) + 1)
         chunk, self.messages = self.messages[:take], self.messages[take:]
-        self.nbytes -= size
-        return _record_batch(self.topic, self.partition, chunk)
+        self.sizes = [sizes[take:]] if self.messages else []
+        self.nbytes -= int(sizes[:take].sum())
+        return _record_batch(self.topic, self.partition, chunk, sizes[:take])
 
 
-def _record_batch(topic: str, partition: int, messages: list[Message]) -> pa.RecordBatch:
-    """Columns built with one comprehension each: the per-record cost dominates the read path."""
+def _record_batch(topic: str, partition: int, messages: list[Message], value_sizes: np.ndarray) -> pa.RecordBatch:
+    """One RecordBatch of records in offset order from one partition, with the least work per record.
+
+    Per record, only what differs between records is read, one C call each through `map` (key, value,
+    timestamp, headers); everything else is built in bulk: topic and partition are constant, offsets are
+    a range when they have no gap, and the leader epoch, which never decreases along a partition's log,
+    is constant when the first and last record agree. Headers are an empty list when a record has none.
+
+    Arrays are made from buffers (numpy, bytes), never with `pa.array` or `pa.scalar`: those import pandas,
+    which costs a worker about 50 MB and a few hundred milliseconds.
+    """
+    count = len(messages)
     types = ARROW_SCHEMA.types
-    stamps = [message.timestamp() for message in messages]
+    first, last = messages[0], messages[-1]
+    stamps = list(map(Message.timestamp, messages))  # (type, epoch ms) pairs
+    kinds = np.fromiter(map(itemgetter(0), stamps), dtype=np.int64, count=count)
+    micros = np.fromiter(map(itemgetter(1), stamps), dtype=np.int64, count=count) * 1000
+    first_offset = cast(int, first.offset())
+    if cast(int, last.offset()) - first_offset == count - 1:
+        offsets = np.arange(first_offset, first_offset + count, dtype=np.int64)
+    else:
+        offsets = np.fromiter(map(Message.offset, messages), dtype=np.int64, count=count)
+    epoch = first.leader_epoch()
+    if epoch == last.leader_epoch():
+        epochs = _fixed(types[8], np.full(count, -1 if epoch is None else epoch, np.int32), epoch is not None)
+    else:
+        epochs = _int32s(list(map(Message.leader_epoch, messages)))
+    values = list(map(Message.value, messages))
+    if value_sizes.all():  # no null value (a null has size 0): the sizes are known already
+        value_column = _variable(pa.binary(), value_sizes, b"".join(cast(list[bytes], values)))
+    else:
+        value_column = _binaries(values)
     columns = [
-        pa.array([message.key() for message in messages], type=types[0]),
-        pa.array([message.value() for message in messages], type=types[1]),
-        pa.array([topic] * len(messages), type=types[2]),
-        pa.array([partition] * len(messages), type=types[3]),
-        pa.array([message.offset() for message in messages], type=types[4]),
-        pa.array([ms * 1000 if kind in TIMESTAMP_TYPES else None for kind, ms in stamps], type=types[5]),
-        pa.array([TIMESTAMP_TYPES.get(kind, "NoTimestampType") for kind, _ in stamps], type=types[6]),
-        pa.array([message.headers() or [] for message in messages], type=types[7]),
-        pa.array([message.leader_epoch() for message in messages], type=types[8]),
+        _binaries(list(map(Message.key, messages))),
+        value_column,
+        _repeated(topic.encode(), count),
+        _fixed(types[3], np.full(count, partition, np.int32)),
+        _fixed(types[4], offsets),
+        _fixed(types[5], micros, kinds != TIMESTAMP_NOT_AVAILABLE),
+        _timestamp_type_names().take(_fixed(pa.int64(), kinds)),
+        _headers(cast(list[RecordHeaders], list(map(Message.headers, messages)))),
+        epochs,
     ]
     return pa.RecordBatch.from_arrays(columns, schema=ARROW_SCHEMA)
+
+
+def _fixed(type_: pa.DataType, values: np.ndarray, valid: np.ndarray | bool = True) -> pa.Array:
+    """A fixed-width array over `values`' memory; `valid` is a mask, or True/False for all values."""
+    count = len(values)
+    if valid is True or (not isinstance(valid, bool) and valid.all()):
+        return pa.Array.from_buffers(type_, count, [None, pa.py_buffer(values)], null_count=0)
+    if valid is False:
+        return pa.nulls(count, type_)
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.Array.from_buffers(type_, count, [bitmap, pa.py_buffer(values)], null_count=count - int(valid.sum()))
+
+
+def _binaries(values: list[bytes | None]) -> pa.Array:
+    """A binary array; None is null."""
+    count = len(values)
+    try:
+        sizes = np.fromiter(map(len, cast(list[bytes], values)), dtype=np.int32, count=count)
+    except TypeError:  # len(None): there are nulls
+        valid = np.fromiter(map(operator.is_not, values, repeat(None)), dtype=np.bool_, count=count)
+        if not valid.any():
+            return pa.nulls(count, pa.binary())
+        filled = [value or b"" for value in values]
+        return _variable(pa.binary(), np.fromiter(map(len, filled), np.int32, count), b"".join(filled), valid)
+    return _variable(pa.binary(), sizes, b"".join(cast(list[bytes], values)))
+
+
+def _variable(type_: pa.DataType, lengths: np.ndarray, data: bytes, valid: np.ndarray | None = None) -> pa.Array:
+    """A binary or string array from each value's length and all values' bytes, concatenated."""
+    count = len(lengths)
+    offsets = np.zeros(count + 1, dtype=np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    if valid is None:
+        return pa.Array.from_buffers(type_, count, [None, pa.py_buffer(offsets), pa.py_buffer(data)], null_count=0)
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.Array.from_buffers(
+        type_, count, [bitmap, pa.py_buffer(offsets), pa.py_buffer(data)], null_count=count - int(valid.sum())
+    )
+
+
+def _repeated(text: bytes, count: int) -> pa.Array:
+    """A string array holding `text` `count` times."""
+    return _variable(pa.string(), np.full(count, len(text), dtype=np.int32), text * count)
+
+
+def _int32s(values: list[int | None]) -> pa.Array:
+    """An int32 array; None is null."""
+    valid = np.fromiter(map(operator.is_not, values, repeat(None)), dtype=np.bool_, count=len(values))
+    numbers = np.fromiter((-1 if value is None else value for value in values), dtype=np.int32, count=len(values))
+    return _fixed(pa.int32(), numbers, valid)
+
+
+def _headers(headers: list[RecordHeaders]) -> pa.Array:
+    """The headers column: a list of (key, value) per record, empty when a record has none."""
+    count = len(headers)
+    header_type = ARROW_SCHEMA.types[7]
+    lists = [pairs or () for pairs in headers] if any(headers) else []
+    sizes = np.fromiter(map(len, lists), dtype=np.int32, count=count) if lists else np.zeros(count, np.int32)
+    offsets = np.zeros(count + 1, dtype=np.int32)
+    np.cumsum(sizes, out=offsets[1:])
+    pairs = [pair for pairs in lists for pair in pairs]
+    names = [name.encode() for name, _ in pairs]
+    entries = pa.StructArray.from_arrays(
+        [
+            _variable(pa.string(), np.fromiter(map(len, names), np.int32, len(names)), b"".join(names)),
+            _binaries([value for _, value in pairs]),
+        ],
+        fields=list(header_type.value_type),
+    )
+    return pa.ListArray.from_arrays(_fixed(pa.int32(), offsets), entries, type=header_type)
+
+
+@functools.cache
+def _timestamp_type_names() -> pa.Array:
+    """Names indexed by confluent_kafka's timestamp type (TIMESTAMP_NOT_AVAILABLE, TIMESTAMP_CREATE_TIME...)."""
+    names = [TIMESTAMP_TYPES.get(kind, "NoTimestampType").encode() for kind in range(max(TIMESTAMP_TYPES) + 1)]
+    return _variable(pa.string(), np.array([len(name) for name in names], np.int32), b"".join(names))

@@ -1,0 +1,34 @@
+"""`make bench`: the project's benchmarks, one after the other, each with its default settings.
+
+    .venv/bin/python bench/run_all.py
+
+Runs bench/race.py (Kafka source and pipeline against Spark's built-in Kafka connector) and, when it is
+present, bench/validate_speed.py (how long `kafka-sql validate` takes on a large file). Exits non-zero if
+any of them failed.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+BENCHMARKS = ("race.py", "validate_speed.py")
+
+
+def main() -> int:
+    failed = []
+    for name in BENCHMARKS:
+        script = Path(__file__).with_name(name)
+        if not script.exists():
+            continue
+        print(f"==> {script.name}", flush=True)
+        if subprocess.run([sys.executable, str(script)], check=False).returncode != 0:
+            failed.append(name)
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
