@@ -12,13 +12,14 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(BIN)/python)
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e ".[dev]"
+	# compat mode puts the checkout on sys.path, so Spark also finds the top-level pyspark_* data source modules
+	$(BIN)/pip install -q -e ".[dev]" --config-settings editable_mode=compat
 	touch $@
 
 setup: $(VENV)/.installed
 
 lint: setup
-	$(BIN)/ruff check connector tests bench
+	$(BIN)/ruff check connector tests bench pyspark_flink_kafka pyspark_flink_kafka_sink sql/examples
 	$(BIN)/mypy
 
 test: lint
