@@ -49,6 +49,20 @@ class Watermark:
 
 
 @dataclass
+class Expectation:
+    """`CONSTRAINT name EXPECT (predicate) [ON VIOLATION ...]` of a table: a data-quality rule on its rows.
+
+    `on_violation` is 'FAIL UPDATE', 'DROP ROW', 'QUARANTINE' or None (keep the row, record the violation);
+    `connector.expectations` turns these, and the table's suite file, into great-expectations suites.
+    """
+
+    name: str
+    predicate: exp.Expr
+    position: Position
+    on_violation: str | None = None
+
+
+@dataclass
 class Table:
     """A `CREATE TABLE`: schema plus connector options from `WITH (...)`."""
 
@@ -63,6 +77,7 @@ class Table:
     comment: str | None = None
     temporary: bool = False
     like: str | None = None  # source table of `CREATE TABLE ... LIKE src`, already merged in
+    expectations: list[Expectation] = field(default_factory=list)  # in declaration order
 
     @property
     def connector(self) -> str | None:

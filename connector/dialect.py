@@ -9,6 +9,8 @@ temporal precision, ...), so the SQL it produces is Flink SQL.
 Flink-specific nodes (all defined here):
 - `WindowTVF`: `TABLE(TUMBLE|HOP|CUMULATE|SESSION(...))`, standing in FROM/JOIN in place of a table.
 - `MetadataColumnConstraint`: `METADATA [FROM 'key'] [VIRTUAL]` on a column definition.
+- `ExpectConstraint`: `CONSTRAINT name EXPECT (predicate) [ON VIOLATION FAIL UPDATE | DROP ROW | QUARANTINE]`,
+  a data-quality expectation (Databricks' syntax), in the column list or on a column.
 - `StatementSet`: `EXECUTE STATEMENT SET BEGIN ... END` and the legacy `BEGIN STATEMENT SET; ... END;`.
 - `Reset`: `RESET ['key']`;  `Explain`: `EXPLAIN [PLAN FOR | details] statement`.
 SET uses sqlglot's `exp.Set`; read it with `setting_of`, RESET with `reset_of`, and
@@ -174,6 +176,17 @@ class MetadataColumnConstraint(exp.Expression, exp.ColumnConstraintKind):
     arg_types: ClassVar[dict[str, bool]] = {"this": False, "virtual": False}
 
 
+class ExpectConstraint(exp.Expression, exp.ColumnConstraintKind):
+    """`[CONSTRAINT name] EXPECT (predicate) [ON VIOLATION ...]`: `this` is the name (None on a column, where
+    the enclosing ColumnConstraint holds it), `expression` the predicate, `on_violation` one of
+    EXPECT_VIOLATION_ACTIONS or None (keep the row and record the violation)."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": False, "expression": True, "on_violation": False}
+
+
+EXPECT_VIOLATION_ACTIONS = ("FAIL UPDATE", "DROP ROW", "QUARANTINE")
+
+
 class StatementSet(exp.Expression):
     """`EXECUTE STATEMENT SET BEGIN INSERT ...; ... END`: `expressions` are the exp.Insert statements."""
 
@@ -331,9 +344,10 @@ class FlinkParser(HiveParser):
         **{key: HiveParser.CONSTRAINT_PARSERS[key] for key in ("COMMENT", "NOT", "NULL", "PRIMARY KEY")},
         "METADATA": lambda self: self._parse_metadata_constraint(),
         "WATERMARK": lambda self: self._parse_watermark(),
+        "EXPECT": lambda self: self._parse_expect_constraint(),
     }
 
-    SCHEMA_UNNAMED_CONSTRAINTS: ClassVar[set[str]] = {"PRIMARY KEY", "WATERMARK"}
+    SCHEMA_UNNAMED_CONSTRAINTS: ClassVar[set[str]] = {"PRIMARY KEY", "WATERMARK", "EXPECT"}
 
     def reset(self) -> None:
         super().reset()
@@ -734,14 +748,34 @@ class FlinkParser(HiveParser):
 
     def _parse_constraint(self) -> exp.Expr | None:
         if not self._match(TokenType.CONSTRAINT):
-            return self._parse_unnamed_constraint(constraints=self.SCHEMA_UNNAMED_CONSTRAINTS)
+            start = self._curr
+            constraint = self._parse_unnamed_constraint(constraints=self.SCHEMA_UNNAMED_CONSTRAINTS)
+            if isinstance(constraint, ExpectConstraint):
+                self.raise_error("An expectation needs a name: CONSTRAINT <name> EXPECT (<predicate>)", start)
+            return constraint
         name = self._parse_id_var()
-        key = self._parse_unnamed_constraint(constraints={"PRIMARY KEY"})
-        if not isinstance(key, exp.PrimaryKey):
-            self.raise_error("Expected PRIMARY KEY (...) after the constraint name")
+        key = self._parse_unnamed_constraint(constraints={"PRIMARY KEY", "EXPECT"})
+        if not isinstance(key, exp.PrimaryKey | ExpectConstraint):
+            self.raise_error("Expected PRIMARY KEY (...) or EXPECT (<predicate>) after the constraint name")
             return key
         key.set("this", name)
         return key
+
+    def _parse_expect_constraint(self) -> ExpectConstraint | None:
+        """`EXPECT (predicate) [ON VIOLATION FAIL UPDATE | DROP ROW | QUARANTINE]`; None when EXPECT is not
+        followed by '(' (a column named `expect`)."""
+        if not self._match(TokenType.L_PAREN, advance=False):
+            return None
+        predicate = self._parse_wrapped(self._parse_disjunction, optional=False)
+        action = None
+        if self._match_text_seq("ON", "VIOLATION"):
+            for words in EXPECT_VIOLATION_ACTIONS:
+                if self._match_text_seq(*words.split()):
+                    action = words
+                    break
+            else:
+                self.raise_error("Expected FAIL UPDATE, DROP ROW or QUARANTINE after ON VIOLATION")
+        return self.expression(ExpectConstraint(expression=predicate, on_violation=action))
 
     # --- statement sets ------------------------------------------------------------------------------
 
@@ -894,6 +928,7 @@ class FlinkGenerator(HiveGenerator):
         exp.RegexpLike: lambda self, e: self.func("REGEXP", e.this, e.expression),
         WindowTVF: lambda self, e: self.windowtvf_sql(e),
         MetadataColumnConstraint: lambda self, e: self.metadatacolumnconstraint_sql(e),
+        ExpectConstraint: lambda self, e: self.expectconstraint_sql(e),
         StatementSet: lambda self, e: self.statementset_sql(e),
         Reset: lambda self, e: self.reset_sql(e),
         Explain: lambda self, e: self.explain_sql(e),
@@ -931,6 +966,13 @@ class FlinkGenerator(HiveGenerator):
         key = f" FROM {key}" if key else ""
         virtual = " VIRTUAL" if expression.args.get("virtual") else ""
         return f"METADATA{key}{virtual}"
+
+    def expectconstraint_sql(self, expression: ExpectConstraint) -> str:
+        name = self.sql(expression, "this")
+        named = f"CONSTRAINT {name} " if name else ""
+        action = expression.args.get("on_violation")
+        violation = f" ON VIOLATION {action}" if action else ""
+        return f"{named}EXPECT ({self.sql(expression, 'expression')}){violation}"
 
     def statementset_sql(self, expression: StatementSet) -> str:
         inserts = "".join(f"{self.sep()}{self.indent(self.sql(e))};" for e in expression.expressions)

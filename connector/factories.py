@@ -827,6 +827,41 @@ KAFKA_READABLE_METADATA = {
 }
 KAFKA_WRITABLE_METADATA = {key: KAFKA_READABLE_METADATA[key] for key in ("topic", "headers", "timestamp")}
 
+class QualityOptions:
+    """The data-quality gate of a table that is written (`connector.quality_gate`): its expectations are its
+    `CONSTRAINT ... EXPECT` clauses plus the suite file; every micro-batch is checked before it is written."""
+
+    SUITE = ConfigOption(
+        "quality.suite",
+        STRING,
+        "Path of a great-expectations suite JSON file (relative to the pipeline file) whose expectations "
+        "every micro-batch written to this table must meet.",
+    )
+    ON_FAILURE = ConfigOption(
+        "quality.on-failure",
+        ENUM("fail", "drop", "quarantine"),
+        "What a failed suite expectation does: 'fail' stops the query before the batch is written (nothing "
+        "is committed; exit code 3); 'drop' leaves the failing rows out (the whole batch for batch-level "
+        "expectations); 'quarantine' writes them to 'quality.quarantine.table' instead.",
+        default="fail",
+    )
+    QUARANTINE_TABLE = ConfigOption(
+        "quality.quarantine.table",
+        STRING,
+        "A table of this pipeline that receives quarantined rows, by column name: the table's columns plus "
+        "`failed_expectations`, `source_topic`, `source_partition`, `source_offset`, `batch_id`, "
+        "`gated_table`.",
+    )
+    RESULTS_PATH = ConfigOption(
+        "quality.results.path",
+        STRING,
+        "Directory of the per-batch validation results: one JSON file per micro-batch, under a directory "
+        "named after the query. By default `quality/` under the query's checkpoint.",
+    )
+
+
+QUALITY_OPTIONS = tuple(v for v in vars(QualityOptions).values() if isinstance(v, ConfigOption))
+
 _KAFKA_SOURCE_OPTIONS = (
     K.MAX_RECORDS_PER_BATCH,
     K.FAIL_ON_DATA_LOSS,
@@ -870,6 +905,7 @@ KAFKA = Factory(
         K.TRANSACTION_NAMING_STRATEGY,
         K.SINK_PARALLELISM,
         *_KAFKA_SOURCE_OPTIONS,
+        *QUALITY_OPTIONS,
     ),
     source=True,
     sink=True,
@@ -918,6 +954,7 @@ UPSERT_KAFKA = Factory(
         K.SINK_BUFFER_FLUSH_MAX_ROWS,
         K.SINK_BUFFER_FLUSH_INTERVAL,
         *_KAFKA_SOURCE_OPTIONS,
+        *QUALITY_OPTIONS,
     ),
     source=True,
     sink=True,
@@ -1121,7 +1158,7 @@ class FilesystemOptions:
 FILESYSTEM = Factory(
     "filesystem",
     "Reads and writes files under a directory, partitioned Hive-style (`PARTITIONED BY`).",
-    options=tuple(v for v in vars(FilesystemOptions).values() if isinstance(v, ConfigOption)),
+    options=(*(v for v in vars(FilesystemOptions).values() if isinstance(v, ConfigOption)), *QUALITY_OPTIONS),
     source=True,
     sink=True,
     format_slots=(FormatSlot("value", FilesystemOptions.FORMAT),),
@@ -1253,13 +1290,17 @@ class PrintOptions:
 PRINT = Factory(
     "print",
     "Prints every row, with its change kind (+I, -U, +U, -D), to standard output.",
-    options=tuple(v for v in vars(PrintOptions).values() if isinstance(v, ConfigOption)),
+    options=(*(v for v in vars(PrintOptions).values() if isinstance(v, ConfigOption)), *QUALITY_OPTIONS),
     source=False,
     sink=True,
 )
 
 BLACKHOLE = Factory(
-    "blackhole", "Swallows every row; for tests and benchmarks.", options=(), source=False, sink=True
+    "blackhole",
+    "Swallows every row; for tests and benchmarks.",
+    options=QUALITY_OPTIONS,
+    source=False,
+    sink=True,
 )
 
 CONNECTORS = (KAFKA, UPSERT_KAFKA, FILESYSTEM, DATAGEN, PRINT, BLACKHOLE)

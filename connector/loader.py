@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from sqlglot import exp
 
 from connector import dialect
-from connector.catalog import Column, ColumnKind, Insert, Pipeline, Setting, Table, View, Watermark
+from connector.catalog import Column, ColumnKind, Expectation, Insert, Pipeline, Setting, Table, View, Watermark
 from connector.diagnostics import Diagnostic, PipelineError, Position
 from connector.parsing import ParsedStatement, node_position, parse_script
 
@@ -152,6 +152,10 @@ class _Loader:
             for constraint in element.constraints:
                 if isinstance(constraint.kind, exp.PrimaryKeyColumnConstraint):
                     table.primary_key = [element.name]
+                elif isinstance(constraint.kind, dialect.ExpectConstraint):
+                    self.expectation(table, constraint.this, constraint.kind, where)
+        elif isinstance(element, dialect.ExpectConstraint):
+            self.expectation(table, element.this, element, where)
         elif isinstance(element, exp.WatermarkColumnConstraint):
             table.watermark = Watermark(
                 column=element.this.name,
@@ -160,6 +164,21 @@ class _Loader:
             )
         elif isinstance(element, exp.PrimaryKey):
             table.primary_key = [e.name for e in element.expressions]
+
+    def expectation(
+        self, table: Table, name: exp.Expr | None, node: dialect.ExpectConstraint, where: Position
+    ) -> None:
+        """`CONSTRAINT name EXPECT (...)`, in the column list or on a column: a named rule of the table."""
+        position = self.node_pos(name if name is not None else node, where)
+        if name is None:
+            self.error(position, "syntax", "An expectation needs a name: CONSTRAINT <name> EXPECT (<predicate>).")
+            return
+        if any(e.name.lower() == name.name.lower() for e in table.expectations):
+            self.error(position, "duplicate", f"Expectation '{name.name}' is declared twice in '{table.name}'.")
+            return
+        table.expectations.append(
+            Expectation(name.name, node.expression, position, node.args.get("on_violation"))
+        )
 
     def column(self, node: exp.ColumnDef, where: Position) -> Column:
         col = Column(name=node.name, kind=ColumnKind.PHYSICAL, position=self.node_pos(node.this, where))
@@ -332,6 +351,9 @@ def _merge_like(table: Table, source: Table, like_options: list[tuple[str, str]]
         table.watermark = source.watermark
     if not table.primary_key and includes("CONSTRAINTS"):
         table.primary_key = list(source.primary_key)
+    if includes("CONSTRAINTS"):
+        own_rules = {e.name.lower() for e in table.expectations}
+        table.expectations = [e for e in source.expectations if e.name.lower() not in own_rules] + table.expectations
     if includes("OPTIONS"):
         merged = dict(source.options)
         positions = dict(source.option_positions)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from connector import dialect, factories
+from connector import dialect, expectations, factories
 from connector.catalog import Column, ColumnKind, Insert, Pipeline, Table
 from connector.diagnostics import Diagnostic, Position, did_you_mean
 
@@ -483,4 +483,5 @@ def validate(pipeline: Pipeline, locate: Locate | None = None) -> list[Diagnosti
         checker.output_columns(view.query, view.position)
     for insert in pipeline.inserts:
         checker.insert(insert)
+    checker.diagnostics.extend(expectations.check(pipeline, sinks, checker.locate))
     return sorted(checker.diagnostics, key=lambda d: (d.file, d.line, d.column))

@@ -831,4 +831,7 @@ def test_print_and_blackhole_sinks() -> None:
     table = make_table({"connector": "print", "print-identifier": "out", "standard-error": "true"})
     assert validate_table(table) == [] and validate_sink(table) == []
     d = only_error(make_table({"connector": "blackhole", "path": "/x"}), "unknown-option", "path")
-    assert "Unsupported option 'path' for connector 'blackhole'. Supported options: connector." in d.message
+    assert (
+        "Unsupported option 'path' for connector 'blackhole'. Supported options: connector, quality.on-failure, "
+        "quality.quarantine.table, quality.results.path, quality.suite." in d.message
+    )
