@@ -155,6 +155,18 @@ def cmd_broker(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_dq_report(args: argparse.Namespace) -> int:
+    from connector.dq_report import write_report
+
+    try:
+        path, batches = write_report(args.directory, args.output)
+    except FileNotFoundError as error:
+        err.print(f"dq-report: {error}", markup=False)
+        return EXIT_ERRORS
+    err.print(f"wrote {path} ({batches} micro-batch(es))", markup=False)
+    return EXIT_OK
+
+
 def cmd_produce(args: argparse.Namespace) -> int:
     from connector.produce import produce_file
 
@@ -255,6 +267,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--key-field", default=None, help="use this JSON field's value as the record key")
     p.add_argument("--recreate", action="store_true", help="delete and recreate the topic first")
     p.set_defaults(func=cmd_produce)
+
+    p = verbs.add_parser(
+        "dq-report",
+        help="render the data-quality gate's results as an HTML page",
+        description="Read the per-batch data-quality results (batch-*.json) under DIR, a results directory "
+        "('quality.results.path') or a checkpoint root, and write one static HTML report.",
+    )
+    p.add_argument("directory", type=Path, metavar="DIR")
+    p.add_argument("--output", type=Path, default=None, help="the HTML file (default DIR/quality-report.html)")
+    p.set_defaults(func=cmd_dq_report)
     return parser
 
 

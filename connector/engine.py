@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,10 +23,12 @@ from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import TimestampNTZType, TimestampType
 from sqlglot import exp
 
-from connector import sinks, sources
-from connector.catalog import ColumnKind, Table
+from connector import quality_gate, sinks, sources
+from connector.catalog import ColumnKind, Pipeline, Table
+from connector.expectations import has_quality
 from connector.offset_commit import commit_offsets_now
-from connector.plan import PipelinePlan, QueryPlan, SourcePlan
+from connector.plan import PipelinePlan, QueryPlan, SourcePlan, source_behaviour
+from connector.quality_gate import QualityGate
 from connector.transpile import to_spark_sql, watermark_delay
 from connector.types import spark_type
 
@@ -37,27 +39,30 @@ log = logging.getLogger(__name__)
 class RunningQuery:
     plan: QueryPlan
     query: StreamingQuery
+    gate: QualityGate | None = None  # the sink's data-quality gate
 
 
-def _source_frame(spark: SparkSession, source: SourcePlan) -> DataFrame:
-    """The table's rows with computed columns and the watermark, hidden provenance columns dropped."""
+def _source_frame(spark: SparkSession, source: SourcePlan, provenance: bool = False) -> DataFrame:
+    """The table's rows with computed columns and the watermark, hidden provenance columns dropped (kept, last,
+    with `provenance`: the quality gate's quarantine records and reports name them)."""
     table = source.table
     frame = sources.source_dataframe(spark, table)
     visible = [c.name for c in table.columns if c.kind is not ColumnKind.COMPUTED]
     # upsert-kafka: a tombstone is a DELETE of its key; the flag travels with `SELECT *` to an upsert/print sink.
     deleted = [sources.DELETED] if sources.DELETED in frame.columns else []
+    hidden = deleted + (list(quality_gate.PROVENANCE) if provenance else [])
     computed = [c for c in table.columns if c.kind is ColumnKind.COMPUTED and c.expression is not None]
     if computed:
         raw_view = f"__raw_{source.view}"
         frame.createOrReplaceTempView(raw_view)
-        select = exp.select(*[exp.column(n, quoted=True) for n in visible + deleted]).from_(raw_view)
+        select = exp.select(*[exp.column(n, quoted=True) for n in visible + hidden]).from_(raw_view)
         for col in computed:
             assert col.expression is not None
             select = select.select(exp.alias_(col.expression.copy(), col.name, quoted=True))
         frame = spark.sql(to_spark_sql(select))
-        frame = frame.select(*[F.col(f"`{c.name}`") for c in table.columns], *deleted)
+        frame = frame.select(*[F.col(f"`{c.name}`") for c in table.columns], *hidden)
     else:
-        frame = frame.select(*[F.col(f"`{n}`") for n in visible], *deleted)
+        frame = frame.select(*[F.col(f"`{n}`") for n in visible], *hidden)
     if table.watermark is not None:
         rowtime = table.watermark.column
         if isinstance(frame.schema[rowtime].dataType, TimestampNTZType):
@@ -69,11 +74,20 @@ def _source_frame(spark: SparkSession, source: SourcePlan) -> DataFrame:
     return frame
 
 
-def _align(frame: DataFrame, sink: Table, columns: list[str] | None) -> DataFrame:
-    """Rename and cast the query's columns, by position, to the sink's persisted columns."""
+def table_frame(spark: SparkSession, table: Table) -> DataFrame:
+    """The rows of source table `table` as a query reads them; the session extension registers tables with it."""
+    bounded, behaviour = source_behaviour(table)
+    frame = _source_frame(spark, SourcePlan(table, table.name, bounded, behaviour))
+    spark.catalog.dropTempView(f"__raw_{table.name}")  # `frame` is analyzed: it no longer needs the raw view
+    return frame
+
+
+def _align(frame: DataFrame, sink: Table, columns: list[str] | None, keep: Sequence[str] = ()) -> DataFrame:
+    """Rename and cast the query's columns, by position, to the sink's persisted columns; `keep` columns of
+    `frame` stay, last."""
     targets = [c for c in sink.columns if c.persisted]
     chosen = [sink.column(n) for n in columns] if columns else targets
-    produced = [c for c in frame.columns if c != sources.DELETED]
+    produced = [c for c in frame.columns if c != sources.DELETED and c not in keep]
     by_target = {}
     for src, col in zip(produced, chosen, strict=False):
         if col is not None:
@@ -86,15 +100,30 @@ def _align(frame: DataFrame, sink: Table, columns: list[str] | None) -> DataFram
         out.append(value.alias(col.name))
     if sources.DELETED in frame.columns:
         out.append(F.col(sources.DELETED))
-    return frame.select(*out)
+    return frame.select(*out, *[F.col(c) for c in keep if c in frame.columns])
 
 
-def start_query(spark: SparkSession, plan: PipelinePlan, query: QueryPlan, root: Path) -> StreamingQuery:
+def start_query(
+    spark: SparkSession, plan: PipelinePlan, query: QueryPlan, root: Path, gate: QualityGate | None = None
+) -> StreamingQuery:
+    """Start one query; with a `gate`, its rows carry their source position where the query allows it, and
+    every micro-batch passes the gate before the sink writes it."""
+    view_columns = {}
     for source in query.sources:
-        _source_frame(spark, source).createOrReplaceTempView(source.view)
+        source_rows = _source_frame(spark, source)
+        source_rows.createOrReplaceTempView(source.view)
+        if gate is not None:
+            view_columns[source.view] = source_rows.columns
+            provenance_rows = _source_frame(spark, source, provenance=True)
+            provenance_rows.createOrReplaceTempView(quality_gate.provenance_view(source.view))
     for name, sql in plan.views:
         spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW `{name}` AS {sql}")
-    frame = _align(spark.sql(query.spark_sql), query.sink, query.insert.columns)
+    sql = query.spark_sql
+    if gate is not None:
+        sql = quality_gate.with_provenance(sql, view_columns) or sql
+    frame = _align(spark.sql(sql), query.sink, query.insert.columns, quality_gate.PROVENANCE if gate else ())
+    if gate is not None:
+        frame = gate.prepare(frame)
     writer = (
         frame.writeStream.queryName(query.name)
         .outputMode(query.output_mode)
@@ -104,22 +133,34 @@ def start_query(spark: SparkSession, plan: PipelinePlan, query: QueryPlan, root:
         writer = writer.trigger(availableNow=True)
     else:
         writer = writer.trigger(processingTime=query.trigger["processingTime"])
-    return sinks.start(frame, query.sink, writer, query.output_mode)
+    return sinks.start(frame, query.sink, writer, query.output_mode, gate)
 
 
-def start_all(spark: SparkSession, plan: PipelinePlan, root: Path) -> list[RunningQuery]:
-    """Start every planned query; on a failure, stop those already started and re-raise."""
+def start_all(
+    spark: SparkSession, plan: PipelinePlan, root: Path, pipeline: Pipeline | None = None
+) -> list[RunningQuery]:
+    """Start every planned query; on a failure, stop those already started and re-raise. `pipeline` (the
+    catalog the plan was built from) is needed when a sink has data-quality expectations."""
     for key, value in plan.spark_conf.items():
         spark.conf.set(key, value)
     running: list[RunningQuery] = []
     try:
         for query in plan.queries:
-            running.append(RunningQuery(query, start_query(spark, plan, query, root)))
+            gate = _gate(pipeline, query, root)
+            running.append(RunningQuery(query, start_query(spark, plan, query, root, gate), gate))
     except BaseException:
         for r in running:
             r.query.stop()
         raise
     return running
+
+
+def _gate(pipeline: Pipeline | None, query: QueryPlan, root: Path) -> QualityGate | None:
+    if pipeline is None:
+        if has_quality(query.sink):
+            raise ValueError(f"the data-quality gate of '{query.sink.name}' needs the pipeline catalog")
+        return None
+    return quality_gate.for_query(pipeline, query, root)
 
 
 def kafka_source_metrics(progress: Mapping[str, Any]) -> list[dict[str, Any]]:

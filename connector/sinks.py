@@ -14,7 +14,8 @@ sink buffers is flushed before its micro-batch commits (checkpoint, then commit:
   metadata `topic`, `headers` and `timestamp`, and written by the `flink-kafka-sink` data source
   (`connector.kafka_sink`) with the batch id, which gives 'sink.delivery-guarantee' its meaning. upsert-kafka
   keys are the PRIMARY KEY columns (key format), deletes are tombstones (NULL value), records are
-  partitioned by key.
+  partitioned by key. A 'topic' that does not exist, on a broker that does not create topics, fails the
+  first micro-batch at once with a message naming it.
 * print: Flink's PrintSink format on standard output (or error with 'standard-error'): `+I[1, foo]`
   (append) or `+U[...]` (update mode, which carries no before-image, so a key's first row is `+U` too),
   `-D[...]` for deletes, prefixed `<print-identifier>> `.
@@ -24,18 +25,26 @@ sink buffers is flushed before its micro-batch commits (checkpoint, then commit:
   readers of the directory see committed files only. json and csv files use Flink's options (delimiter,
   quote, null literal, timestamp format); the rolling policy and partition commit options do not apply,
   as Spark writes one file per partition and micro-batch.
+
+A table with data-quality expectations is written through its `batch_writer` from foreachBatch, after the
+gate (`connector.quality_gate`) passed the batch: kafka and print as above; blackhole runs the batch into
+`noop`; filesystem stages each batch, then publishes its files as `batch-<id>-*` (`FileBatch`), replacing
+what an earlier attempt of the same batch published, so a replayed batch is not duplicated.
 """
 
 from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
-from pyspark.sql import Column, DataFrame, Row
+from confluent_kafka import KafkaError, KafkaException, Producer
+from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 from pyspark.sql.types import (
@@ -54,7 +63,14 @@ from connector.catalog import ColumnKind, Table
 from connector.diagnostics import Diagnostic, PipelineError
 from connector.factories import FilesystemOptions, PrintOptions
 from connector.formats import PayloadFormat
-from connector.kafka_sink import BATCH_ID_OPTION, QUERY_ID_OPTION, KafkaSink
+from connector.kafka_sink import (
+    BATCH_ID_OPTION,
+    QUERY_ID_OPTION,
+    REQUEST_TIMEOUT_SECONDS,
+    KafkaSink,
+    KafkaSinkError,
+    SinkSettings,
+)
 
 DELETED = "__deleted"
 _KAFKA_METADATA_TYPES: dict[str, DataType] = {
@@ -64,9 +80,23 @@ _KAFKA_METADATA_TYPES: dict[str, DataType] = {
 }
 
 
-def start(frame: DataFrame, table: Table, writer: DataStreamWriter, output_mode: str = "append") -> StreamingQuery:
+BatchWriter = Callable[[DataFrame, int], None]  # writes one micro-batch, idempotently per batch id
+BatchGate = Callable[[DataFrame, int, BatchWriter], None]  # checks a micro-batch, then writes what passes
+
+
+def start(
+    frame: DataFrame,
+    table: Table,
+    writer: DataStreamWriter,
+    output_mode: str = "append",
+    gate: BatchGate | None = None,
+) -> StreamingQuery:
     """Start writing `frame` (the rows of `table`) with `writer`, which was created from `frame` and has the
-    output mode `output_mode` (print shows it as the change kind)."""
+    output mode `output_mode` (print shows it as the change kind). With a `gate` (`connector.quality_gate`),
+    every micro-batch goes through it, and it calls the table's `batch_writer` with what may be written."""
+    if gate is not None:
+        write = batch_writer(frame, table, output_mode)
+        return writer.foreachBatch(lambda batch, batch_id: gate(batch, batch_id, write)).start()
     connector = table.connector
     if connector in ("kafka", "upsert-kafka"):
         kafka_records(frame, table)  # the table's formats and metadata fail here, before the query starts
@@ -79,6 +109,31 @@ def start(frame: DataFrame, table: Table, writer: DataStreamWriter, output_mode:
         return writer.format("noop").start()
     if connector == "filesystem":
         return _filesystem(frame, table, writer).start()
+    raise PipelineError(
+        [
+            Diagnostic.at(
+                table.option_position("connector"),
+                "connector-usage",
+                f"Table '{table.name}' cannot be written: connector '{connector}' is not a sink.",
+            )
+        ]
+    )
+
+
+def batch_writer(frame: DataFrame, table: Table, output_mode: str = "append") -> BatchWriter:
+    """A foreachBatch function writing micro-batches of `frame`'s shape to `table`, exactly-once per batch id
+    where the sink can be (gated queries and quarantine tables write through it)."""
+    connector = table.connector
+    if connector in ("kafka", "upsert-kafka"):
+        kafka_records(frame, table)  # the table's formats and metadata fail here, before the query starts
+        return KafkaBatch(table)
+    if connector == "print":
+        return PrintBatch(table, frame.columns, "+U" if output_mode == "update" else "+I")
+    _reject_deletes(frame, table)
+    if connector == "blackhole":
+        return NoopBatch()
+    if connector == "filesystem":
+        return FileBatch(table)
     raise PipelineError(
         [
             Diagnostic.at(
@@ -155,12 +210,30 @@ class KafkaBatch:
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         spark = batch.sparkSession
         if not self.registered:
+            self._require_topics()
             spark.dataSource.register(KafkaSink)
             self.registered = True
         query_id = spark.sparkContext.getLocalProperty("sql.streaming.queryId") or ""
         records = kafka_records(batch, self.table)
         write_options = {**self.options, BATCH_ID_OPTION: str(batch_id), QUERY_ID_OPTION: query_id}
         records.write.format(KafkaSink.name()).options(**write_options).mode("append").save()
+
+    def _require_topics(self) -> None:
+        """Fail the first batch at once, naming the topic, when a 'topic' does not exist and the broker does not
+        create it (the producer would only give up after 'topic.metadata.propagation.max.ms')."""
+        settings = SinkSettings.from_options(self.options)
+        producer = Producer(settings.producer_config)
+        bootstrap = settings.producer_config.get("bootstrap.servers")
+        for topic in settings.topics:
+            try:
+                found = producer.list_topics(topic, timeout=REQUEST_TIMEOUT_SECONDS).topics.get(topic)
+            except KafkaException as error:
+                raise KafkaSinkError(f"Cannot reach Kafka at {bootstrap} to write topic '{topic}': {error}") from None
+            if found is None or (found.error is not None and found.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART):
+                raise KafkaSinkError(
+                    f"Topic '{topic}' of sink table '{self.table.name}' does not exist on Kafka at {bootstrap}, "
+                    "and the broker does not create topics automatically. Create it, then run the pipeline again."
+                )
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -262,6 +335,15 @@ class PrintBatch:
 
 
 def _filesystem(frame: DataFrame, table: Table, writer: DataStreamWriter) -> DataStreamWriter:
+    path, identifier, file_options = _file_format(table)
+    writer = writer.option("path", path)
+    if table.partitioned_by:
+        writer = writer.partitionBy(*table.partitioned_by)
+    return writer.format(identifier).options(**file_options)
+
+
+def _file_format(table: Table) -> tuple[str, str, dict[str, str]]:
+    """(path, Spark format, Spark writer options) of a filesystem table, from Flink's format options."""
     resolved = options.resolve(table)
     path = str(resolved.require(FilesystemOptions.PATH))
     found = options.format_options(table, "value")
@@ -270,34 +352,30 @@ def _filesystem(frame: DataFrame, table: Table, writer: DataStreamWriter) -> Dat
             [Diagnostic.at(table.position, "missing-option", f"Table '{table.name}' needs a 'format'.")]
         )
     identifier, values = found
-    writer = writer.option("path", path)
-    if table.partitioned_by:
-        writer = writer.partitionBy(*table.partitioned_by)
     if identifier == "parquet":
-        extra = {k: str(v) for k, v in values.items() if k != "utc-timezone"}
-        return writer.format("parquet").options(**extra)
+        return path, "parquet", {k: str(v) for k, v in values.items() if k != "utc-timezone"}
     if identifier == "json":
         separator = "'T'" if values.get("timestamp-format.standard") == "ISO-8601" else " "
-        return writer.format("json").options(
-            ignoreNullFields="true" if values.get("encode.ignore-null-fields") else "false",
-            timestampNTZFormat=f"yyyy-MM-dd{separator}HH:mm:ss.SSS",
-            timestampFormat=f"yyyy-MM-dd{separator}HH:mm:ss.SSS'Z'",
-            timeZone="UTC",
-            dateFormat="yyyy-MM-dd",
-        )
+        return path, "json", {
+            "ignoreNullFields": "true" if values.get("encode.ignore-null-fields") else "false",
+            "timestampNTZFormat": f"yyyy-MM-dd{separator}HH:mm:ss.SSS",
+            "timestampFormat": f"yyyy-MM-dd{separator}HH:mm:ss.SSS'Z'",
+            "timeZone": "UTC",
+            "dateFormat": "yyyy-MM-dd",
+        }
     if identifier == "csv":
         quote = "\u0000" if values.get("disable-quote-character") else str(values.get("quote-character", '"'))
-        return writer.format("csv").options(
-            sep=str(values.get("field-delimiter", ",")),
-            quote=quote,
-            escape=str(values.get("escape-character") or quote),
-            nullValue=str(values.get("null-literal") or ""),
-            emptyValue="",
-            timestampNTZFormat="yyyy-MM-dd HH:mm:ss.SSS",
-            timestampFormat="yyyy-MM-dd HH:mm:ss.SSS'Z'",
-            timeZone="UTC",
-            header="false",
-        )
+        return path, "csv", {
+            "sep": str(values.get("field-delimiter", ",")),
+            "quote": quote,
+            "escape": str(values.get("escape-character") or quote),
+            "nullValue": str(values.get("null-literal") or ""),
+            "emptyValue": "",
+            "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSS",
+            "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSS'Z'",
+            "timeZone": "UTC",
+            "header": "false",
+        }
     raise PipelineError(
         [
             Diagnostic.at(
@@ -307,3 +385,175 @@ def _filesystem(frame: DataFrame, table: Table, writer: DataStreamWriter) -> Dat
             )
         ]
     )
+
+
+class Staged(Protocol):
+    """A micro-batch written where readers do not see it yet."""
+
+    def publish(self) -> None: ...
+
+    def discard(self) -> None: ...
+
+
+@runtime_checkable
+class StagingWriter(Protocol):
+    """A batch writer that can write first and decide later whether readers see the batch (the quality gate
+    then checks and writes a batch in one pass)."""
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None: ...
+
+    def stage(self, batch: DataFrame, batch_id: int) -> Staged: ...
+
+
+@dataclass
+class _StagedFiles:
+    fs: HadoopFs
+    path: str
+    staging: str
+    prefix: str
+    depth: int
+
+    def publish(self) -> None:
+        for published in self.fs.glob(self.path + "/*" * self.depth + f"/{self.prefix}*"):
+            self.fs.delete(published)
+        root = self.fs.qualified(self.staging)
+        for file in self.fs.data_files(self.staging):
+            directory, _, name = file[len(root) + 1 :].rpartition("/")
+            self.fs.move(file, f"{self.path}/{directory + '/' if directory else ''}{self.prefix}{name}")
+        self.fs.delete(self.staging)
+
+    def discard(self) -> None:
+        self.fs.delete(self.staging)
+
+
+class FileBatch:
+    """foreachBatch function of a gated filesystem sink, exactly-once by batch id: the batch is written under
+    `<path>/_kafka_sql_staging/<id>` (readers skip `_` directories), then its files move into the table
+    directory (partition directories kept) named `batch-<id>-...`, after the files an earlier attempt of the
+    same batch published are removed."""
+
+    STAGING = "_kafka_sql_staging"
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self.path, self.format, self.options = _file_format(table)
+        self.checked = False
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        self.stage(batch, batch_id).publish()
+
+    def stage(self, batch: DataFrame, batch_id: int) -> Staged:
+        fs = HadoopFs(batch.sparkSession, self.path)
+        if not self.checked:
+            if fs.exists(f"{self.path}/_spark_metadata"):
+                raise PipelineError(
+                    [
+                        Diagnostic.at(
+                            self.table.option_position("path"),
+                            "quality",
+                            f"'{self.path}' holds a Spark file sink log (_spark_metadata) from a run without "
+                            f"expectations; Spark readers would not see the gated batches of '{self.table.name}'. "
+                            "Write to a new directory, or delete _spark_metadata.",
+                        )
+                    ]
+                )
+            self.checked = True
+        staging = f"{self.path}/{self.STAGING}/{batch_id}"
+        writer = batch.write.mode("overwrite").format(self.format).options(**self.options)
+        if self.table.partitioned_by:
+            writer = writer.partitionBy(*self.table.partitioned_by)
+        writer.save(staging)
+        return _StagedFiles(fs, self.path, staging, f"batch-{batch_id:012d}-", len(self.table.partitioned_by))
+
+
+class _Nothing:
+    """What a writer that keeps nothing, or shows a batch at once, has staged."""
+
+    def publish(self) -> None:
+        pass
+
+    def discard(self) -> None:
+        pass
+
+
+NOTHING_STAGED: Staged = _Nothing()
+
+
+class NoopBatch:
+    """foreachBatch function of a gated blackhole sink: runs the batch, keeps nothing."""
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        self.stage(batch, batch_id)
+
+    def stage(self, batch: DataFrame, batch_id: int) -> Staged:
+        batch.write.format("noop").mode("overwrite").save()
+        return NOTHING_STAGED
+
+
+class HadoopFs:
+    """The few file operations gated sinks and the quality gate need, on any Hadoop file system (local, HDFS,
+    S3, ...), through the session's Hadoop configuration."""
+
+    def __init__(self, spark: SparkSession, path: str) -> None:
+        context = spark.sparkContext
+        jvm = context._jvm
+        assert jvm is not None, "a classic SparkSession is needed"
+        self._hadoop = jvm.org.apache.hadoop.fs
+        self._io = jvm.org.apache.commons.io.IOUtils
+        self._fs = self._hadoop.Path(path).getFileSystem(context._jsc.hadoopConfiguration())
+
+    def _path(self, text: str) -> Any:
+        return self._hadoop.Path(text)
+
+    def qualified(self, text: str) -> str:
+        return str(self._fs.makeQualified(self._path(text)).toString())
+
+    def exists(self, text: str) -> bool:
+        return bool(self._fs.exists(self._path(text)))
+
+    def glob(self, pattern: str) -> list[str]:
+        found = self._fs.globStatus(self._path(pattern))
+        return [str(status.getPath().toString()) for status in found or []]
+
+    def data_files(self, root: str) -> list[str]:
+        """Files under `root`, recursively, without Spark's markers and checksums (names starting `_` / `.`)."""
+        files = []
+        listing = self._fs.listFiles(self._path(root), True)
+        while listing.hasNext():
+            path = listing.next().getPath()
+            if not str(path.getName()).startswith(("_", ".")):
+                files.append(str(path.toString()))
+        return files
+
+    def move(self, source: str, target: str) -> None:
+        destination = self._path(target)
+        self._fs.mkdirs(destination.getParent())
+        if not self._fs.rename(self._path(source), destination):
+            raise OSError(f"cannot move {source} to {target}")
+
+    def delete(self, text: str) -> None:
+        self._fs.delete(self._path(text), True)
+
+    def read_text(self, text: str) -> str | None:
+        """The file's content, or None when it does not exist."""
+        path = self._path(text)
+        if not self._fs.exists(path):
+            return None
+        stream = self._fs.open(path)
+        try:
+            return bytes(self._io.toByteArray(stream)).decode()
+        finally:
+            stream.close()
+
+    def write_text(self, text: str, content: str) -> None:
+        """Replace the file atomically where the file system renames atomically (write aside, then rename)."""
+        target = self._path(text)
+        aside = self._path(f"{text}.tmp")
+        stream = self._fs.create(aside, True)
+        try:
+            stream.write(bytearray(content.encode()))
+        finally:
+            stream.close()
+        self._fs.delete(target, False)
+        if not self._fs.rename(aside, target):
+            raise OSError(f"cannot write {text}")

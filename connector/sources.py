@@ -376,9 +376,11 @@ def _random_value(column: TableColumn, data_type: DataType, opts: Mapping[str, o
         type_low, type_high = _INTEGER_RANGES[type(data_type)]
         lo = int(low) if isinstance(low, int | float) else type_low
         hi = int(high) if isinstance(high, int | float) else type_high
-        span = F.lit(hi - lo + 1).cast(DecimalType(38, 0))
+        # Literals as text: a BIGINT span (2**64) does not fit Spark's long literals.
+        span = F.lit(str(hi - lo + 1)).cast(DecimalType(38, 0))
         offset = F.floor(r.cast(DecimalType(38, 18)) * span).cast(DecimalType(38, 0))
-        return F.least(F.lit(lo).cast(DecimalType(38, 0)) + offset, F.lit(hi).cast(DecimalType(38, 0))).cast(data_type)
+        low_dec, high_dec = F.lit(str(lo)).cast(DecimalType(38, 0)), F.lit(str(hi)).cast(DecimalType(38, 0))
+        return F.least(low_dec + offset, high_dec).cast(data_type)
     if isinstance(data_type, FloatType | DoubleType | DecimalType):
         # Flink: [Float/Double.MIN_VALUE, MAX_VALUE], DECIMAL clamped to what its precision holds.
         if isinstance(data_type, DecimalType):

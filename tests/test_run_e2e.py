@@ -1,0 +1,522 @@
+"""`kafka-sql run` end to end: pipeline files against the real broker and real Spark.
+
+Each test writes a pipeline file, produces records, runs it the way a user does (`kafka-sql run FILE
+--checkpoint-dir DIR --var brokers=...`) and checks exactly which records reached the sink, what the consumer
+group holds afterwards and what the run printed. Runs go through `connector.cli.main` in this process (so
+they reuse the test SparkSession) unless the test looks at everything a user sees on the terminal, Spark's
+own log included: then `kafka-sql` runs as a subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from decimal import Decimal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+
+from connector import broker, cli
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+Produce = Callable[[str, Sequence[tuple[Any, ...]]], None]
+ROOT = Path(__file__).resolve().parent.parent
+KAFKA_SQL = Path(sys.executable).parent / "kafka-sql"
+COORDINATOR_MOVING = (
+    KafkaError.NOT_COORDINATOR,
+    KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+    KafkaError.COORDINATOR_NOT_AVAILABLE,
+)
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+def run_args(sql: Path, checkpoint: Path, variables: dict[str, str]) -> list[str]:
+    args = ["run", str(sql), "--checkpoint-dir", str(checkpoint)]
+    for key, value in variables.items():
+        args += ["--var", f"{key}={value}"]
+    return args
+
+
+def run(capsys: pytest.CaptureFixture[str], sql: Path, checkpoint: Path, **variables: str) -> Result:
+    """`kafka-sql run` in this process, on the test SparkSession (the `spark` fixture), whose shuffle
+    partitions the run changes and this restores."""
+    from pyspark.sql import SparkSession
+
+    session = SparkSession.getActiveSession()
+    assert session is not None, "request the spark fixture: runs in this process use the test session"
+    partitions = session.conf.get("spark.sql.shuffle.partitions")
+    capsys.readouterr()
+    try:
+        code = cli.main(run_args(sql, checkpoint, variables))
+    finally:
+        session.conf.set("spark.sql.shuffle.partitions", partitions or "2")
+    captured = capsys.readouterr()
+    return Result(code, captured.out, captured.err)
+
+
+def run_subprocess(sql: Path, checkpoint: Path, timeout: float = 300, **variables: str) -> Result:
+    """`kafka-sql run` as a user starts it, with its own Spark; `err` holds Spark's log too."""
+    done = subprocess.run(
+        [str(KAFKA_SQL), *run_args(sql, checkpoint, variables)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=sql.parent,
+        env={**os.environ, "PYSPARK_PYTHON": sys.executable},
+    )
+    return Result(done.returncode, done.stdout, done.stderr)
+
+
+def assert_readable(text: str) -> None:
+    """What a user reads on a failure: no Python traceback, no JVM stack frames."""
+    assert "Traceback" not in text, text
+    assert "\tat " not in text, text
+
+
+def read_topic(bootstrap: str, topic: str) -> list[Any]:
+    """Every record of `topic` (read_committed), JSON-decoded, in partition and offset order."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "test-reader",
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+            "isolation.level": "read_committed",
+        }
+    )
+    try:
+        partitions = consumer.list_topics(topic, timeout=30).topics[topic].partitions
+        consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
+        by_partition: dict[int, list[Any]] = {p: [] for p in partitions}
+        at_end: set[int] = set()
+        while len(at_end) < len(partitions):
+            message = consumer.poll(30)
+            assert message is not None, f"timed out reading {topic}"
+            error = message.error()
+            if error is not None:
+                assert error.code() == KafkaError._PARTITION_EOF, error
+                at_end.add(message.partition())
+                continue
+            by_partition[message.partition()].append(json.loads(message.value()))
+    finally:
+        consumer.close()
+    return [record for p in sorted(by_partition) for record in by_partition[p]]
+
+
+def committed(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, int]:
+    """The group's committed offsets (next offset to read) of the partitions that have one."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    deadline = time.monotonic() + 60
+    try:
+        while True:
+            try:
+                result = consumer.committed([TopicPartition(topic, p) for p in range(partitions)], timeout=30)
+                break
+            except KafkaException as error:  # a fresh broker is still electing its group coordinator
+                if error.args[0].code() not in COORDINATOR_MOVING or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+    finally:
+        consumer.close()
+    return {tp.partition: tp.offset for tp in result if tp.offset >= 0}
+
+
+def end_offsets(bootstrap: str, topic: str, partitions: int) -> dict[int, int]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "test-reader"})
+    try:
+        return {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1] for p in range(partitions)}
+    finally:
+        consumer.close()
+
+
+def produce_json(
+    produce: Produce, topic: str, records: Sequence[tuple[int, Any]], timestamps: Sequence[int] = ()
+) -> None:
+    """`records` as (partition, value): a dict is written as JSON, bytes as they are."""
+    stamps = list(timestamps) or [None] * len(records)
+    produce(
+        topic,
+        [
+            (None, value if isinstance(value, bytes) else json.dumps(value), partition, stamp, None)
+            for (partition, value), stamp in zip(records, stamps, strict=True)
+        ],
+    )
+
+
+# ---- kafka -> filesystem -------------------------------------------------------------------------------
+
+ORDERS_TO_FILES = """
+SET 'pipeline.name' = 'orders_to_files';
+
+CREATE TABLE orders (
+  id BIGINT,
+  customer STRING,
+  price DECIMAL(10, 2),
+  quantity INT,
+  total AS price * quantity
+) WITH (
+  'connector' = 'kafka',
+  'topic' = '{{ var("topic") }}',
+  'properties.bootstrap.servers' = '{{ var("brokers") }}',
+  'properties.group.id' = '{{ var("group") }}',
+  'scan.startup.mode' = 'earliest-offset',
+  'scan.bounded.mode' = 'latest-offset',
+  'format' = 'json'
+);
+
+CREATE TABLE big_orders (id BIGINT, customer STRING, total DECIMAL(21, 2)) WITH (
+  'connector' = 'filesystem',
+  'path' = '{{ var("path") }}',
+  'format' = 'parquet'
+);
+
+INSERT INTO big_orders SELECT id, UPPER(customer), total FROM orders WHERE quantity > 1;
+"""
+
+
+def orders(count: int, partitions: int) -> list[tuple[int, dict[str, Any]]]:
+    return [
+        (i % partitions, {"id": i, "customer": f"c{i % 5}", "price": f"{i}.25", "quantity": i % 4})
+        for i in range(count)
+    ]
+
+
+def expected_big_orders(records: Sequence[tuple[int, dict[str, Any]]]) -> list[tuple[int, str, Decimal]]:
+    return sorted(
+        (r["id"], r["customer"].upper(), Decimal(r["price"]) * r["quantity"])
+        for _, r in records
+        if r["quantity"] > 1
+    )
+
+
+def read_files(spark: SparkSession, path: Path) -> list[tuple[Any, ...]]:
+    """The rows of a file sink's directory as Spark reads it: committed files only (`_spark_metadata`)."""
+    return sorted(tuple(row) for row in spark.read.parquet(str(path)).collect())
+
+
+@pytest.mark.slow
+def test_bounded_kafka_to_files_writes_exactly_the_filtered_rows_and_commits_the_group(
+    spark: SparkSession,
+    kafka_bootstrap: str,
+    topic_factory: Callable[..., str],
+    produce: Produce,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    topic = topic_factory(partitions=3)
+    records = orders(12, 3)
+    produce_json(produce, topic, records)
+    sql = tmp_path / "orders_to_files.sql"
+    sql.write_text(ORDERS_TO_FILES)
+    output = tmp_path / "big_orders"
+
+    result = run(
+        capsys, sql, tmp_path / "checkpoints", brokers=kafka_bootstrap, topic=topic, group="files", path=str(output)
+    )
+
+    assert result.code == 0, result.err
+    assert read_files(spark, output) == expected_big_orders(records)
+    assert "orders_to_files.big_orders: finished, " in result.err
+    assert "12 record(s) read, 0 malformed record(s) skipped" in result.err
+    # Flink's committed offset is the next record to read: last processed + 1, i.e. the end of each partition.
+    assert committed(kafka_bootstrap, "files", topic, 3) == {0: 4, 1: 4, 2: 4}
+
+
+# ---- event-time windows, kafka -> kafka ----------------------------------------------------------------
+
+CLICKS_PER_MINUTE = """
+SET 'pipeline.name' = 'clicks_per_minute';
+
+CREATE TABLE clicks (
+  user_name STRING,
+  clicks BIGINT,
+  event_time TIMESTAMP_LTZ(3) METADATA FROM 'timestamp',
+  WATERMARK FOR event_time AS event_time - INTERVAL '5' SECOND
+) WITH (
+  'connector' = 'kafka',
+  'topic' = '{{ var("topic") }}',
+  'properties.bootstrap.servers' = '{{ var("brokers") }}',
+  'scan.startup.mode' = 'earliest-offset',
+  'scan.bounded.mode' = 'latest-offset',
+  'format' = 'json'
+);
+
+CREATE TABLE clicks_per_minute (
+  window_start TIMESTAMP(3),
+  window_end TIMESTAMP(3),
+  user_name STRING,
+  events BIGINT,
+  clicks BIGINT
+) WITH (
+  'connector' = 'kafka',
+  'topic' = '{{ var("out") }}',
+  'properties.bootstrap.servers' = '{{ var("brokers") }}',
+  'format' = 'json'
+);
+
+INSERT INTO clicks_per_minute
+SELECT window_start, window_end, user_name, COUNT(*), SUM(clicks)
+FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(event_time), INTERVAL '1' MINUTE))
+GROUP BY window_start, window_end, user_name;
+"""
+
+
+@pytest.mark.slow
+def test_tumbling_window_writes_the_closed_windows_to_kafka(
+    spark: SparkSession,
+    kafka_bootstrap: str,
+    topic_factory: Callable[..., str],
+    produce: Produce,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    source, sink = topic_factory(partitions=2), topic_factory(partitions=1)
+    start = datetime(2026, 1, 1, 10, 0, tzinfo=timezone.utc)
+    users = ("ann", "ben", "cy")
+    # One event every 10 s from 10:00:00 to 10:03:30 in both partitions, record timestamps as event time.
+    events = [(start + timedelta(seconds=10 * k), users[k % 3], k + 1) for k in range(22)]
+    produce_json(
+        produce,
+        source,
+        [(k % 2, {"user_name": user, "clicks": clicks}) for k, (_, user, clicks) in enumerate(events)],
+        [int(at.timestamp() * 1000) for at, _, _ in events],
+    )
+    sql = tmp_path / "clicks.sql"
+    sql.write_text(CLICKS_PER_MINUTE)
+
+    result = run(capsys, sql, tmp_path / "checkpoints", brokers=kafka_bootstrap, topic=source, out=sink)
+
+    assert result.code == 0, result.err
+    # The watermark ends at 10:03:30 - 5 s: the windows up to 10:03 are closed, the 10:03 window is not.
+    windows: dict[tuple[datetime, str], list[int]] = {}
+    for at, user, clicks in events:
+        minute = at.replace(second=0)
+        if minute + timedelta(minutes=1) <= events[-1][0] - timedelta(seconds=5):
+            windows.setdefault((minute, user), []).append(clicks)
+    expected = [
+        {
+            "window_start": f"{minute:%Y-%m-%d %H:%M:%S}",
+            "window_end": f"{minute + timedelta(minutes=1):%Y-%m-%d %H:%M:%S}",
+            "user_name": user,
+            "events": len(clicks),
+            "clicks": sum(clicks),
+        }
+        for (minute, user), clicks in windows.items()
+    ]
+    assert len(expected) == 9
+    key = json.dumps
+    assert sorted(read_topic(kafka_bootstrap, sink), key=key) == sorted(expected, key=key)
+
+
+# ---- a failing sink ------------------------------------------------------------------------------------
+
+COPY_TO_KAFKA = """
+SET 'pipeline.name' = 'copy';
+
+CREATE TABLE events (id BIGINT, name STRING) WITH (
+  'connector' = 'kafka',
+  'topic' = '{{ var("topic") }}',
+  'properties.bootstrap.servers' = '{{ var("brokers") }}',
+  'properties.group.id' = '{{ var("group") }}',
+  'scan.startup.mode' = 'earliest-offset',
+  'scan.bounded.mode' = 'latest-offset',
+  'format' = 'json'
+);
+
+CREATE TABLE copied (id BIGINT, name STRING) WITH (
+  'connector' = 'kafka',
+  'topic' = '{{ var("out") }}',
+  'properties.bootstrap.servers' = '{{ var("brokers") }}',
+  'format' = 'json'
+);
+
+INSERT INTO copied SELECT id, name FROM events;
+"""
+
+
+def named(ids: range, partitions: int) -> list[tuple[int, dict[str, Any]]]:
+    return [(i % partitions, {"id": i, "name": f"n{i}"}) for i in ids]
+
+
+@pytest.mark.slow
+def test_a_failed_sink_commits_nothing_and_a_restart_writes_everything(
+    spark: SparkSession,
+    kafka_bootstrap: str,
+    topic_factory: Callable[..., str],
+    produce: Produce,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    source, first_sink = topic_factory(partitions=2), topic_factory(partitions=1)
+    missing = f"{first_sink}-missing"  # the test broker does not create topics automatically
+    sql = tmp_path / "copy.sql"
+    sql.write_text(COPY_TO_KAFKA)
+    checkpoint = tmp_path / "checkpoints"
+    variables = {"brokers": kafka_bootstrap, "topic": source, "group": "copy"}
+    produce_json(produce, source, named(range(0, 10), 2))
+    assert run(capsys, sql, checkpoint, **variables, out=first_sink).code == 0
+    assert committed(kafka_bootstrap, "copy", source, 2) == {0: 5, 1: 5}
+
+    produce_json(produce, source, named(range(10, 16), 2))
+    failed = run_subprocess(sql, checkpoint, **variables, out=missing)
+
+    assert failed.code == 1
+    assert f"query failed: copy.copied: Topic '{missing}' of sink table 'copied' does not exist" in failed.err
+    assert_readable(failed.err)
+    assert committed(kafka_bootstrap, "copy", source, 2) == {0: 5, 1: 5}
+
+    broker.create_topic(kafka_bootstrap, missing, partitions=1)
+    fixed = run(capsys, sql, checkpoint, **variables, out=missing)
+
+    assert fixed.code == 0, fixed.err
+    assert sorted(r["id"] for r in read_topic(kafka_bootstrap, missing)) == list(range(10, 16))
+    assert sorted(r["id"] for r in read_topic(kafka_bootstrap, first_sink)) == list(range(0, 10))
+    assert committed(kafka_bootstrap, "copy", source, 2) == {0: 8, 1: 8}
+
+
+# ---- malformed records ---------------------------------------------------------------------------------
+
+PRINT_EVENTS = """
+SET 'pipeline.name' = 'show';
+
+CREATE TABLE events (id BIGINT, name STRING) WITH (
+  'connector' = 'kafka',
+  'topic' = '{{ var("topic") }}',
+  'properties.bootstrap.servers' = '{{ var("brokers") }}',
+  'scan.startup.mode' = 'earliest-offset',
+  'scan.bounded.mode' = 'latest-offset',
+  'format' = 'json',
+  'json.ignore-parse-errors' = '{{ var("ignore") }}'
+);
+
+CREATE TABLE shown (id BIGINT, name STRING) WITH ('connector' = 'print');
+
+INSERT INTO shown SELECT id, name FROM events;
+"""
+
+
+@pytest.fixture
+def malformed_topic(topic_factory: Callable[..., str], produce: Produce) -> str:
+    """Six good records in two partitions; partition 1 has malformed records at offsets 1 and 3."""
+    topic = topic_factory(partitions=2)
+    produce_json(
+        produce,
+        topic,
+        [
+            (0, {"id": 0, "name": "a"}),
+            (0, {"id": 2, "name": "c"}),
+            (0, {"id": 4, "name": "e"}),
+            (1, {"id": 1, "name": "b"}),
+            (1, b"{oops"),
+            (1, {"id": 3, "name": "d"}),
+            (1, b"[1, 2"),
+            (1, {"id": 5, "name": "f"}),
+        ],
+    )
+    return topic
+
+
+@pytest.mark.slow
+def test_malformed_records_are_skipped_and_counted_with_ignore_parse_errors(
+    spark: SparkSession,
+    kafka_bootstrap: str,
+    malformed_topic: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    sql = tmp_path / "show.sql"
+    sql.write_text(PRINT_EVENTS)
+
+    result = run(capsys, sql, tmp_path / "checkpoints", brokers=kafka_bootstrap, topic=malformed_topic, ignore="true")
+
+    assert result.code == 0, result.err
+    assert sorted(result.out.splitlines()) == [f"+I[{i}, {name}]" for i, name in enumerate("abcdef")]
+    assert "show.shown: finished, " in result.err
+    assert "8 record(s) read, 2 malformed record(s) skipped" in result.err
+
+
+@pytest.mark.slow
+def test_a_malformed_record_fails_the_run_naming_topic_partition_and_offset(
+    kafka_bootstrap: str, malformed_topic: str, tmp_path: Path
+) -> None:
+    sql = tmp_path / "show.sql"
+    sql.write_text(PRINT_EVENTS)
+
+    result = run_subprocess(
+        sql, tmp_path / "checkpoints", brokers=kafka_bootstrap, topic=malformed_topic, ignore="false"
+    )
+
+    assert result.code == 1
+    assert (
+        f"query failed: show.shown: Malformed JSON record in topic '{malformed_topic}' partition 1 offset 1: "
+        "not a JSON object: \"{oops\". Set 'json.ignore-parse-errors' = 'true' to skip malformed records."
+    ) in result.err
+    assert_readable(result.err)
+
+
+# ---- the quickstart ------------------------------------------------------------------------------------
+
+QUICKSTART_REFUNDS = [
+    "refund> +I[7, bob, -2.1]",
+    "refund> +I[14, carol, -16.71]",
+    "refund> +I[21, alice, -19.55]",
+    "refund> +I[28, bob, -16.51]",
+    "refund> +I[35, carol, -2.13]",
+]
+# The watermark ends at 10:06:00 - 5 s: windows up to 10:05 are closed and printed, 10:05 and 10:06 are not.
+QUICKSTART_REVENUE = [
+    "revenue> +I[2026-01-01T10:00, 2026-01-01T10:01, alice, 2, 126.91]",
+    "revenue> +I[2026-01-01T10:00, 2026-01-01T10:01, bob, 2, 55.57]",
+    "revenue> +I[2026-01-01T10:00, 2026-01-01T10:01, carol, 2, 88.97999999999999]",
+    "revenue> +I[2026-01-01T10:01, 2026-01-01T10:02, alice, 2, 24.740000000000002]",
+    "revenue> +I[2026-01-01T10:01, 2026-01-01T10:02, bob, 2, 108.69]",
+    "revenue> +I[2026-01-01T10:01, 2026-01-01T10:02, carol, 2, 76.39]",
+    "revenue> +I[2026-01-01T10:02, 2026-01-01T10:03, alice, 2, 133.23]",
+    "revenue> +I[2026-01-01T10:02, 2026-01-01T10:03, bob, 2, 102.04]",
+    "revenue> +I[2026-01-01T10:02, 2026-01-01T10:03, carol, 1, 77.15]",
+    "revenue> +I[2026-01-01T10:03, 2026-01-01T10:04, alice, 1, 38.31]",
+    "revenue> +I[2026-01-01T10:03, 2026-01-01T10:04, bob, 2, 31.95]",
+    "revenue> +I[2026-01-01T10:03, 2026-01-01T10:04, carol, 3, 172.89000000000001]",
+    "revenue> +I[2026-01-01T10:04, 2026-01-01T10:05, alice, 3, 180.34999999999997]",
+    "revenue> +I[2026-01-01T10:04, 2026-01-01T10:05, bob, 1, 78.48]",
+    "revenue> +I[2026-01-01T10:04, 2026-01-01T10:05, carol, 2, 73.61]",
+]
+
+
+@pytest.mark.slow
+def test_quickstart_prints_the_refunds_and_the_closed_windows(
+    spark: SparkSession, kafka_bootstrap: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    examples = ROOT / "sql" / "examples"
+    produced = cli.main(
+        [
+            "produce", "quickstart_orders", str(examples / "quickstart_orders.jsonl"), "--bootstrap", kafka_bootstrap,
+            "--partitions", "2", "--key-field", "id", "--recreate",
+        ]
+    )
+    assert produced == 0
+    assert "produced 40 record(s) to 'quickstart_orders'" in capsys.readouterr().err
+
+    result = run(capsys, examples / "quickstart.sql", tmp_path / "checkpoints", brokers=kafka_bootstrap)
+
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert sorted(line for line in lines if line.startswith("refund>")) == sorted(QUICKSTART_REFUNDS)
+    assert sorted(line for line in lines if line.startswith("revenue>")) == sorted(QUICKSTART_REVENUE)
+    assert len(lines) == len(QUICKSTART_REFUNDS) + len(QUICKSTART_REVENUE)
