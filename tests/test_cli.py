@@ -445,6 +445,7 @@ def test_subprocess_explain_json(tmp_path: Path) -> None:
         ("run", ["--master", "--checkpoint-dir", "--var", "--timeout"]),
         ("broker", ["start", "stop", "status", "--data-dir", "--port"]),
         ("produce", ["--bootstrap", "--partitions", "--key-field"]),
+        ("dq-report", ["--output", "DIR"]),
     ],
 )
 def test_every_verb_has_help(verb: str, expected: list[str], capsys: pytest.CaptureFixture[str]) -> None:
