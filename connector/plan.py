@@ -20,7 +20,7 @@ from connector import dialect, validation
 from connector.catalog import Insert, Pipeline, Table
 from connector.diagnostics import Diagnostic, PipelineError
 from connector.factories import DatagenOptions, FilesystemOptions, KafkaOptions, PrintOptions
-from connector.options import resolve
+from connector.options import parse_duration, resolve
 from connector.secrets import mask_options
 from connector.transpile import TranspileError, to_spark_sql, watermark_delay
 
@@ -246,8 +246,6 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
         if key in SPARK_SETTINGS:
             conf[SPARK_SETTINGS[key]] = setting.value
         elif key == "execution.checkpointing.interval":
-            from connector.options import parse_duration
-
             try:
                 interval = parse_duration(setting.value, key)
             except ValueError as err:
