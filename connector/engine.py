@@ -42,11 +42,14 @@ class RunningQuery:
     gate: QualityGate | None = None  # the sink's data-quality gate
 
 
-def _source_frame(spark: SparkSession, source: SourcePlan, provenance: bool = False) -> DataFrame:
+def _source_frame(
+    spark: SparkSession, source: SourcePlan, provenance: bool = False, malformed_rows: bool = False
+) -> DataFrame:
     """The table's rows with computed columns and the watermark, hidden provenance columns dropped (kept, last,
-    with `provenance`: the quality gate's quarantine records and reports name them)."""
+    with `provenance`: the quality gate's quarantine records and reports name them); `malformed_rows` collects
+    skipped malformed records for the gate to quarantine."""
     table = source.table
-    frame = sources.source_dataframe(spark, table)
+    frame = sources.source_dataframe(spark, table, malformed_rows=malformed_rows)
     visible = [c.name for c in table.columns if c.kind is not ColumnKind.COMPUTED]
     # upsert-kafka: a tombstone is a DELETE of its key; the flag travels with `SELECT *` to an upsert/print sink.
     deleted = [sources.DELETED] if sources.DELETED in frame.columns else []
@@ -110,11 +113,12 @@ def start_query(
     every micro-batch passes the gate before the sink writes it."""
     view_columns = {}
     for source in query.sources:
-        source_rows = _source_frame(spark, source)
+        malformed = gate is not None and source.table in gate.malformed_sources
+        source_rows = _source_frame(spark, source, malformed_rows=malformed)
         source_rows.createOrReplaceTempView(source.view)
         if gate is not None:
             view_columns[source.view] = source_rows.columns
-            provenance_rows = _source_frame(spark, source, provenance=True)
+            provenance_rows = _source_frame(spark, source, provenance=True, malformed_rows=malformed)
             provenance_rows.createOrReplaceTempView(quality_gate.provenance_view(source.view))
     for name, sql in plan.views:
         spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW `{name}` AS {sql}")

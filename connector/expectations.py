@@ -97,6 +97,8 @@ QUARANTINE_FIELDS: dict[str, str] = {
     "batch_id": "BIGINT",
     "gated_table": "STRING",
 }
+MALFORMED_RECORD = "malformed_record"  # the failed expectation of a quarantined malformed source record
+MALFORMED_QUARANTINE_FIELDS: dict[str, str] = {"raw_key": "BYTES", "raw_value": "BYTES"}
 SAMPLE_SIZE = 20  # great-expectations' partial_unexpected_count
 RESERVED_NAMES = "'rows' and names starting with '__' are reserved for the gate's own figures."
 
@@ -192,6 +194,13 @@ class Rule:
     def has_violations(self) -> bool:
         """Has a per-row violation expression (`violation`)."""
         return self.type == INLINE_TYPE or self.type in COLUMN_VALUE_TYPES
+
+    def describe(self) -> str:
+        """The rule as a person reads it in reports and `explain`."""
+        if self.type == INLINE_TYPE:
+            return f"EXPECT ({self.predicate_sql})"
+        arguments = ", ".join(f"{k}={v!r}" for k, v in self.kwargs.items())
+        return f"{self.type}({arguments}) from {self.origin}"
 
     def violation(self) -> Column:
         """A non-NULL boolean per row: the row violates this rule (great-expectations' unexpected rows)."""
@@ -313,6 +322,17 @@ def _between(observed: Any, kw: Mapping[str, Any]) -> bool:
 def has_quality(table: Table) -> bool:
     """Whether the table declares anything for the data-quality gate."""
     return bool(table.expectations) or any(key.startswith("quality.") for key in table.options)
+
+
+def quarantines_malformed(table: Table) -> bool:
+    """Whether the gate of `table` quarantines the malformed records its queries' sources skip."""
+    if factories.QualityOptions.QUARANTINE_MALFORMED.key not in table.options:
+        return False
+    try:
+        chosen: bool | None = factories.resolve(table).get(factories.QualityOptions.QUARANTINE_MALFORMED)
+    except (PipelineError, KeyError):  # option validation reports an invalid value or a table that is no sink
+        return False
+    return chosen is True
 
 
 def rules_of(table: Table, pipeline_file: str | Path) -> list[Rule]:
@@ -593,7 +613,12 @@ def _quarantine_problems(
     key = factories.QualityOptions.QUARANTINE_TABLE.key
     name = table.options.get(key)
     quarantining = [r for r in rules if r.action is Action.QUARANTINE]
+    malformed = quarantines_malformed(table)
     if name is None:
+        if malformed:
+            where = table.option_position(factories.QualityOptions.QUARANTINE_MALFORMED.key)
+            message = f"'{factories.QualityOptions.QUARANTINE_MALFORMED.key}' of '{table.name}' needs a '{key}'."
+            return [Diagnostic.at(where, "quarantine", message)]
         if not quarantining:
             return []
         where = quarantining[0].position
@@ -629,7 +654,7 @@ def _quarantine_problems(
             )
         ]
     diagnostics: list[Diagnostic] = []
-    if not quarantining:
+    if not quarantining and not malformed:
         diagnostics.append(
             Diagnostic.at(
                 where,
@@ -659,7 +684,7 @@ def _quarantine_problems(
                 "rename them to quarantine its rows.",
             )
         )
-    fields = [*available.values(), *QUARANTINE_FIELDS]
+    fields = [*available.values(), *QUARANTINE_FIELDS, *(MALFORMED_QUARANTINE_FIELDS if malformed else ())]
     for column in target.columns:
         if column.persisted and column.name.lower() not in {f.lower() for f in fields}:
             diagnostics.append(

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from connector import expectations
 from connector.catalog import ColumnKind, Pipeline, Table
-from connector.plan import build
+from connector.factories import QualityOptions
+from connector.plan import QueryPlan, build
 from connector.secrets import mask_options, mask_sql
 
 
@@ -38,18 +40,60 @@ def _table(table: Table) -> dict[str, Any]:
     return out
 
 
+def _gate(pipeline: Pipeline, query: QueryPlan) -> dict[str, Any] | None:
+    """The data-quality gate of a query's sink: its rules with scope and action, where rejected rows and
+    results go."""
+    sink = query.sink
+    if not expectations.has_quality(sink):
+        return None
+    rules = expectations.rules_of(sink, pipeline.file)
+    return {
+        "expectations": [
+            {
+                "name": r.name,
+                "check": mask_sql(r.describe()),
+                "scope": "row" if r.row_level else "batch",
+                "action": r.action.value,
+            }
+            for r in rules
+        ],
+        "quarantine_table": sink.options.get(QualityOptions.QUARANTINE_TABLE.key),
+        "quarantine_malformed": expectations.quarantines_malformed(sink),
+        "results": sink.options.get(QualityOptions.RESULTS_PATH.key) or f"<root>/{query.checkpoint}/quality",
+    }
+
+
 def explain(pipeline: Pipeline, default_name: str) -> dict[str, Any]:
     """The explain document of a validated pipeline."""
     plan = build(pipeline, default_name)
+    queries = []
+    for q in plan.queries:
+        doc = {**q.to_json(), "spark_sql": mask_sql(q.spark_sql)}
+        gate = _gate(pipeline, q)
+        if gate is not None:
+            doc["quality_gate"] = gate
+        queries.append(doc)
     return {
         "pipeline": plan.name,
         "settings": mask_options({k: s.value for k, s in pipeline.settings.items()}),
         "spark_conf": plan.spark_conf,
         "tables": [_table(t) for t in pipeline.tables.values()],
         "views": [{"name": name, "spark_sql": mask_sql(sql)} for name, sql in plan.views],
-        "queries": [{**q.to_json(), "spark_sql": mask_sql(q.spark_sql)} for q in plan.queries],
+        "queries": queries,
         "warnings": [str(w) for w in plan.warnings],
     }
+
+
+def _gate_lines(gate: dict[str, Any]) -> list[str]:
+    lines = ["  quality gate: each micro-batch is checked before the sink writes it and its offsets commit"]
+    for e in gate["expectations"]:
+        named = "" if e["check"].startswith(e["name"].split("(")[0]) else f"{e['name']}: "  # suite rules: named by type
+        lines.append(f"    expectation {named}{e['check']} ({e['scope']}-level, on violation: {e['action']})")
+    if gate["quarantine_table"]:
+        malformed = "; malformed source records too" if gate["quarantine_malformed"] else ""
+        lines.append(f"    quarantine: {gate['quarantine_table']}{malformed}")
+    lines.append(f"    results: {gate['results']}")
+    return lines
 
 
 def render_text(doc: dict[str, Any]) -> str:
@@ -82,6 +126,8 @@ def render_text(doc: dict[str, Any]) -> str:
         sink = q["sink"]
         details = ", ".join(f"{k}: {v}" for k, v in sink.items() if k not in ("table", "connector"))
         lines.append(f"  sink: {sink['table']} ({sink['connector']})" + (f"; {details}" if details else ""))
+        if "quality_gate" in q:
+            lines += _gate_lines(q["quality_gate"])
         for s in q["sources"]:
             lines.append(f"  source: {s['table']} ({s['connector']}) as view {s['view']}")
             for key in ("subscription", "start", "restore", "stop", "commit", "discovery"):

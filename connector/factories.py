@@ -852,6 +852,16 @@ class QualityOptions:
         "`failed_expectations`, `source_topic`, `source_partition`, `source_offset`, `batch_id`, "
         "`gated_table`.",
     )
+    QUARANTINE_MALFORMED = ConfigOption(
+        "quality.quarantine.malformed",
+        BOOLEAN,
+        "Also send the records the query's sources skip as malformed ('<format>.ignore-parse-errors' = 'true') "
+        "to 'quality.quarantine.table', in the batch that read them: `failed_expectations` = "
+        "['malformed_record'], their `source_topic` / `source_partition` / `source_offset` (the file for "
+        "filesystem sources), the undecoded `raw_key` and `raw_value` (BYTES, or STRING as UTF-8), NULL "
+        "data columns. They reach the driver with the batch's metrics: meant for the occasional bad record.",
+        default=False,
+    )
     RESULTS_PATH = ConfigOption(
         "quality.results.path",
         STRING,

@@ -24,6 +24,11 @@ The gate is the query's foreachBatch function (`sinks.start(..., gate=...)`):
 
 Provenance (`__topic`, `__partition`, `__offset`) is carried from the source when the query maps each output
 row to one row of a single source (`with_provenance`); otherwise it is NULL.
+
+With 'quality.quarantine.malformed' = 'true' the records the query's sources skip as malformed are
+quarantined too, in the same write as the batch's other quarantined rows: the sources collect them in
+their malformed-records observation (`sources.source_dataframe(..., malformed_rows=True)`), read here
+with the gate's own figures.
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ from connector.types import spark_type
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, Row
     from pyspark.sql.streaming import StreamingQueryManager
+    from pyspark.sql.types import StructType
 
     from connector.plan import QueryPlan
 
@@ -60,6 +66,7 @@ log = logging.getLogger(__name__)
 PROVENANCE = (sources.TOPIC, sources.PARTITION, sources.OFFSET)
 _FLAG = "__dq_{}"
 _QUARANTINED, _DROPPED = "__quarantined", "__dropped"  # rows row-level rules quarantine / drop (not quarantine)
+_MALFORMED_ROWS = "__malformed_rows"  # the skipped malformed source records of the batch (Rows)
 
 
 def _dropped_by(rule: Rule) -> str:
@@ -104,6 +111,7 @@ class BatchFigures:
     quarantined: int
     rules: list[RuleFigures]
     duration_ms: int = 0
+    malformed: int = 0  # malformed source records quarantined (not among `rows`)
 
 
 @dataclass
@@ -116,6 +124,7 @@ class Totals:
     dropped: int = 0
     quarantined: int = 0
     failed: int = 0
+    malformed: int = 0
 
     def add(self, figures: BatchFigures) -> None:
         self.batches += 1
@@ -123,6 +132,7 @@ class Totals:
         self.written += figures.written
         self.dropped += figures.dropped
         self.quarantined += figures.quarantined
+        self.malformed += figures.malformed
         self.failed += figures.status == "failed"
 
 
@@ -222,7 +232,10 @@ def for_query(pipeline: Pipeline, query: QueryPlan, root: Path) -> QualityGate |
     # One directory per query: several INSERTs may write the same table.
     results = f"{chosen.rstrip('/')}/{_safe(query.name)}" if chosen else str(root / query.checkpoint / "quality")
     kafka_sources = [s.table for s in query.sources if s.table.connector in ("kafka", "upsert-kafka")]
-    return QualityGate(sink, rules, query.name, results, str(root / query.checkpoint), quarantine, kafka_sources)
+    malformed = [s.table for s in query.sources] if expectations.quarantines_malformed(sink) else []
+    return QualityGate(
+        sink, rules, query.name, results, str(root / query.checkpoint), quarantine, kafka_sources, malformed
+    )
 
 
 class QualityGate:
@@ -238,6 +251,7 @@ class QualityGate:
         checkpoint: str,
         quarantine: Table | None = None,
         kafka_sources: Sequence[Table] = (),
+        malformed_sources: Sequence[Table] = (),
     ) -> None:
         self.table = table
         self.rules = list(rules)
@@ -246,6 +260,7 @@ class QualityGate:
         self.checkpoint = checkpoint.rstrip("/")
         self.quarantine = quarantine
         self.kafka_sources = list(kafka_sources)
+        self.malformed_sources = list(malformed_sources)  # sources whose skipped records are quarantined
         self.metric_name = f"quality_{table.name}"
         self.failure: str | None = None
         self.last: BatchFigures | None = None
@@ -310,7 +325,7 @@ class QualityGate:
             outcomes = [rule.outcome(int(values["rows"]), values, batch.schema) for rule in self.rules]
             verdict = self._verdict(values, outcomes)
             self._stop_if_failed(cached, batch_id, values, outcomes, verdict, started)
-            self._quarantine(cached, batch_id, verdict)
+            self._quarantine(cached, batch_id, verdict, values[_MALFORMED_ROWS])
             if verdict.written:
                 write(self._kept(cached), batch_id)
             self._finish(cached, batch_id, values, outcomes, verdict, started)
@@ -327,7 +342,7 @@ class QualityGate:
         self._stop_if_failed(batch, batch_id, values, outcomes, verdict, started)
         if not (verdict.quarantine_all or verdict.drop_all):
             staged.publish()
-        self._quarantine(batch, batch_id, verdict)  # reads the batch again, only when rows are quarantined
+        self._quarantine(batch, batch_id, verdict, values[_MALFORMED_ROWS])  # reads the batch again if it writes
         self._finish(batch, batch_id, values, outcomes, verdict, started)
 
     def _data_columns(self, frame: DataFrame) -> list[str]:
@@ -377,15 +392,22 @@ class QualityGate:
         self.failure = report
         raise QualityGateError(report)
 
-    def _quarantine(self, frame: DataFrame, batch_id: int, verdict: Verdict) -> None:
-        if not verdict.quarantined:
-            return
+    def _quarantine(self, frame: DataFrame, batch_id: int, verdict: Verdict, malformed: Sequence[Row]) -> None:
+        """One write of the batch's quarantined rows and of its sources' skipped malformed records."""
         from pyspark.sql import functions as F
 
-        assert self._quarantine_writer is not None, "validation requires a quarantine table"
-        chosen = F.lit(True) if verdict.quarantine_all else self._any(Action.QUARANTINE)
-        names = self._failed_names(verdict.batch_failed)
-        self._quarantine_writer(self._quarantine_rows(frame.where(chosen), names, batch_id), batch_id)
+        parts = []
+        if verdict.quarantined:
+            chosen = F.lit(True) if verdict.quarantine_all else self._any(Action.QUARANTINE)
+            names = self._failed_names(verdict.batch_failed)
+            parts.append(self._quarantine_rows(frame.where(chosen), names, batch_id))
+        if malformed:
+            records = frame.sparkSession.createDataFrame(list(malformed), _malformed_schema())
+            names = F.array(F.lit(expectations.MALFORMED_RECORD))
+            parts.append(self._quarantine_rows(records, names, batch_id))
+        if parts:
+            assert self._quarantine_writer is not None, "validation requires a quarantine table"
+            self._quarantine_writer(reduce(lambda a, b: a.union(b), parts), batch_id)
 
     def _finish(
         self,
@@ -398,7 +420,8 @@ class QualityGate:
     ) -> None:
         samples = self._samples(frame, outcomes)  # reads the batch again, only when rules have violations
         violated = any(o.unexpected_count or not o.success for o in outcomes)
-        status = "filtered" if verdict.quarantined or verdict.dropped else ("warned" if violated else "passed")
+        removed = verdict.quarantined or verdict.dropped or values[_MALFORMED_ROWS]
+        status = "filtered" if removed else ("warned" if violated else "passed")
         figures = self._figures(batch_id, status, verdict, values, outcomes, samples, started)
         self._write_record(frame, batch_id, figures, outcomes, samples, None)
         self._done(figures)
@@ -442,12 +465,24 @@ class QualityGate:
         assert self._streams is not None, "prepare() comes first"
         query = self._streams.get(context.getLocalProperty("sql.streaming.queryId") or "")
         assert query is not None, "the gate runs inside a streaming query"
-        found = query._jsq.streamingQuery().lastExecution().observedMetrics().get(self.metric_name)
-        if found.isEmpty():
-            raise RuntimeError(f"the figures '{self.metric_name}' of the micro-batch are missing")
+        metrics = query._jsq.streamingQuery().lastExecution().observedMetrics()
         utils = getattr(context._jvm, "org.apache.spark.sql.api.python.PythonSQLUtils")
-        row = CPickleSerializer().loads(utils.toPyRow(found.get()))
-        observed: dict[str, Any] = row.asDict(recursive=False)
+
+        def metric(name: str) -> dict[str, Any] | None:
+            found = metrics.get(name)
+            if found.isEmpty():
+                return None
+            values: dict[str, Any] = CPickleSerializer().loads(utils.toPyRow(found.get())).asDict(recursive=False)
+            return values
+
+        observed = metric(self.metric_name)
+        if observed is None:
+            raise RuntimeError(f"the figures '{self.metric_name}' of the micro-batch are missing")
+        malformed: list[Row] = []
+        for table in self.malformed_sources:
+            collected = metric(sources.malformed_metric(table))
+            malformed += (collected or {}).get("rows") or []
+        observed[_MALFORMED_ROWS] = malformed
         return observed
 
     def _aggregates(self) -> list[Column]:
@@ -596,8 +631,9 @@ class QualityGate:
         duration = int((time.monotonic() - started) * 1000)
         if status == "failed":
             return BatchFigures(batch_id, status, rows, 0, 0, 0, per_rule, duration)
+        malformed = len(values.get(_MALFORMED_ROWS) or ())
         return BatchFigures(
-            batch_id, status, rows, verdict.written, verdict.dropped, verdict.quarantined, per_rule, duration
+            batch_id, status, rows, verdict.written, verdict.dropped, verdict.quarantined, per_rule, duration, malformed
         )
 
     def _report(self, batch_id: int, figures: BatchFigures, stop: Sequence[int], outcomes: Sequence[Outcome]) -> str:
@@ -607,7 +643,7 @@ class QualityGate:
         ]
         for index in stop:
             rule, outcome, rule_figures = self.rules[index], outcomes[index], figures.rules[index]
-            lines.append(f"  expectation '{rule.name}' ({_describe(rule)}): {_verdict(rule, outcome)}")
+            lines.append(f"  expectation '{rule.name}' ({rule.describe()}): {_verdict(rule, outcome)}")
             for sample in rule_figures.sample:
                 values = ", ".join(f"{k}={v!r}" for k, v in sample.items() if k != "provenance")
                 lines.append(f"    {values}  ({sample['provenance']})")
@@ -648,6 +684,7 @@ class QualityGate:
                 "passed": figures.written,
                 "dropped": figures.dropped,
                 "quarantined": figures.quarantined,
+                "malformed_quarantined": figures.malformed,
             },
             "quarantine_table": self.quarantine.name if self.quarantine is not None else None,
             "expectations": [{**asdict(r), "passed": r.passed} for r in figures.rules],
@@ -745,6 +782,15 @@ class QualityGate:
         return lag or None
 
 
+def _malformed_schema() -> StructType:
+    """The shape of a collected malformed record (`sources.MALFORMED_FIELDS`)."""
+    from pyspark.sql.types import BinaryType, IntegerType, LongType, StringType, StructField
+    from pyspark.sql.types import StructType as Struct
+
+    types = (StringType(), IntegerType(), LongType(), BinaryType(), BinaryType())
+    return Struct([StructField(n, t) for n, t in zip(sources.MALFORMED_FIELDS, types, strict=True)])
+
+
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
 
@@ -778,13 +824,6 @@ def _observed(rule: Rule, outcome: Outcome) -> Any:
     if rule.type == expectations.INLINE_TYPE or outcome.unexpected_count is not None:
         return outcome.unexpected_count
     return expectations.json_value(outcome.observed)
-
-
-def _describe(rule: Rule) -> str:
-    if rule.type == expectations.INLINE_TYPE:
-        return f"EXPECT ({rule.predicate_sql})"
-    arguments = ", ".join(f"{k}={v!r}" for k, v in rule.kwargs.items())
-    return f"{rule.type}({arguments}) from {rule.origin}"
 
 
 def _verdict(rule: Rule, outcome: Outcome) -> str:

@@ -14,9 +14,11 @@ for error messages and quarantine records and drops before output:
 Kafka records go through `connector.formats`: records that are malformed under
 '<format>.ignore-parse-errors' = 'true' are dropped and counted in the observed metric
 `malformed_metric(table)` (column `records`, in `StreamingQueryProgress.observedMetrics`); otherwise the
-query fails naming topic, partition and offset. As in Flink, a NULL value yields no row on a 'kafka'
-table with a json/csv value format, and a message whose key cannot give the 'key.fields' (NULL key with
-json/csv) yields no row.
+query fails naming topic, partition and offset. With `malformed_rows=True` the same observation also
+collects the skipped records themselves (column `rows`: `MALFORMED_FIELDS` per record), for the quality
+gate to quarantine them: they travel to the driver with the batch's metrics. As in Flink, a NULL value
+yields no row on a 'kafka' table with a json/csv value format, and a message whose key cannot give the
+'key.fields' (NULL key with json/csv) yields no row.
 """
 
 from __future__ import annotations
@@ -64,6 +66,9 @@ TOPIC, PARTITION, OFFSET, DELETED = "__topic", "__partition", "__offset", "__del
 HIDDEN_COLUMNS = (TOPIC, PARTITION, OFFSET, DELETED)
 _VALUE_RECORD = "__value_record"
 _KEY_PROBLEM, _VALUE_PROBLEM, _MALFORMED, _KEEP = "__key_problem", "__value_problem", "__malformed", "__keep"
+_RAW_KEY, _RAW_VALUE = "__raw_key", "__raw_value"
+RAW_KEY, RAW_VALUE = "raw_key", "raw_value"
+MALFORMED_FIELDS = (TOPIC, PARTITION, OFFSET, RAW_KEY, RAW_VALUE)  # a collected malformed record (BINARY raw_*)
 
 
 def malformed_metric(table: Table) -> str:
@@ -71,8 +76,14 @@ def malformed_metric(table: Table) -> str:
     return f"malformed_records_{table.name}"
 
 
-def source_dataframe(spark: SparkSession, table: Table, option_overrides: Mapping[str, str] | None = None) -> DataFrame:
-    """The streaming rows of `table`; `option_overrides` replace table options (e.g. from OPTIONS hints)."""
+def source_dataframe(
+    spark: SparkSession,
+    table: Table,
+    option_overrides: Mapping[str, str] | None = None,
+    malformed_rows: bool = False,
+) -> DataFrame:
+    """The streaming rows of `table`; `option_overrides` replace table options (e.g. from OPTIONS hints);
+    `malformed_rows` collects skipped malformed records in the malformed-records observation."""
     if option_overrides:
         table = dataclasses.replace(table, options={**table.options, **option_overrides})
     connector = table.connector
@@ -82,11 +93,11 @@ def source_dataframe(spark: SparkSession, table: Table, option_overrides: Mappin
         if connector == "upsert-kafka":  # always reads from the earliest offset (a fixed value of its factory)
             source_options["scan.startup.mode"] = str(options.resolve(table).get(KafkaOptions.SCAN_STARTUP_MODE))
         raw = spark.readStream.format(KafkaSource.name()).options(**source_options).load()
-        return kafka_rows(raw, table)
+        return kafka_rows(raw, table, malformed_rows=malformed_rows)
     if connector == "datagen":
         return datagen_rows(spark, table)
     if connector == "filesystem":
-        return filesystem_rows(spark, table)
+        return filesystem_rows(spark, table, malformed_rows=malformed_rows)
     raise PipelineError(
         [
             Diagnostic.at(
@@ -116,13 +127,19 @@ def _finish(
     checks: list[Column],
     observation: str | Observation | None,
 ) -> DataFrame:
-    """Fail on problems, count malformed records, drop skipped rows and helper columns."""
+    """Fail on problems, count (and collect, when the frame has the raw columns) malformed records, drop
+    skipped rows and helper columns."""
     for check in checks:
         frame = frame.where(check)
     metric = observation if observation is not None else malformed_metric(table)
-    frame = frame.observe(metric, F.count(F.when(F.col(_MALFORMED), 1)).alias("records"))
+    figures = [F.count(F.when(F.col(_MALFORMED), 1)).alias("records")]
+    if _RAW_VALUE in frame.columns:
+        raw = [F.col(_RAW_KEY).alias(RAW_KEY), F.col(_RAW_VALUE).alias(RAW_VALUE)]
+        record = F.struct(F.col(TOPIC), F.col(PARTITION), F.col(OFFSET), *raw)
+        figures.append(F.collect_list(F.when(F.col(_MALFORMED), record)).alias("rows"))
+    frame = frame.observe(metric, *figures)
     frame = frame.where(F.col(_KEEP))
-    return frame.drop(_KEY_PROBLEM, _VALUE_PROBLEM, _MALFORMED, _KEEP)
+    return frame.drop(_KEY_PROBLEM, _VALUE_PROBLEM, _MALFORMED, _KEEP, _RAW_KEY, _RAW_VALUE)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -166,9 +183,12 @@ def _require_value_format(table: Table) -> PayloadFormat:
     return fmt
 
 
-def kafka_rows(raw: DataFrame, table: Table, observation: str | Observation | None = None) -> DataFrame:
+def kafka_rows(
+    raw: DataFrame, table: Table, observation: str | Observation | None = None, malformed_rows: bool = False
+) -> DataFrame:
     """Decode raw `flink-kafka` rows (key, value, topic, partition, offset, timestamp, ...) into the
-    table's columns plus the hidden ones; `observation` overrides the malformed-records metric."""
+    table's columns plus the hidden ones; `observation` overrides the malformed-records metric, which
+    collects the skipped records too with `malformed_rows`."""
     upsert = table.connector == "upsert-kafka"
     value_fmt = _require_value_format(table)
     key_fmt = PayloadFormat.of(table, "key")
@@ -208,6 +228,8 @@ def kafka_rows(raw: DataFrame, table: Table, observation: str | Observation | No
     hidden = [F.col("topic").alias(TOPIC), F.col("partition").alias(PARTITION), F.col("offset").alias(OFFSET)]
     if upsert:
         hidden.append(deleted.alias(DELETED))
+    if malformed_rows:
+        hidden += [F.col("key").alias(_RAW_KEY), F.col("value").alias(_RAW_VALUE)]
     frame = frame.select(
         *selected,
         *hidden,
@@ -253,12 +275,14 @@ _FILE_METADATA: dict[str, str] = {
 }
 
 
-def filesystem_rows(spark: SparkSession, table: Table, observation: str | Observation | None = None) -> DataFrame:
+def filesystem_rows(
+    spark: SparkSession, table: Table, observation: str | Observation | None = None, malformed_rows: bool = False
+) -> DataFrame:
     """Files under 'path' as a stream (Spark's file source, which remembers the files it has read).
 
     json and csv files are read line by line and decoded with `connector.formats` (one record per line,
     Flink's semantics); parquet with Spark's reader. `PARTITIONED BY` columns come from `col=value`
-    directories.
+    directories. A malformed line's `raw_value` is its UTF-8 bytes.
     """
     resolved = options.resolve(table)
     path = str(resolved.require(FilesystemOptions.PATH))
@@ -314,6 +338,9 @@ def filesystem_rows(spark: SparkSession, table: Table, observation: str | Observ
         F.lit(None).cast(IntegerType()).alias(PARTITION),
         F.lit(None).cast(LongType()).alias(OFFSET),
     ]
+    if malformed_rows and decoded is not None:
+        raw_line = F.col("value").cast(BinaryType())
+        hidden += [F.lit(None).cast(BinaryType()).alias(_RAW_KEY), raw_line.alias(_RAW_VALUE)]
     nothing = F.lit(None).cast(StringType())
     frame = frame.select(
         *selected,

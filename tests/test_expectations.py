@@ -299,6 +299,24 @@ def test_quarantine_target_errors(tmp_path: Path, capsys: pytest.CaptureFixture[
     )
 
 
+def test_malformed_quarantine_needs_a_quarantine_table_and_offers_the_raw_fields(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    malformed = ", 'quality.quarantine.malformed' = 'true'"
+    assert errors(validate(tmp_path, capsys, sink(options=malformed))) == [
+        (5, 32, "quarantine", "'quality.quarantine.malformed' of 'clean' needs a 'quality.quarantine.table'.")
+    ]
+    target = "CREATE TABLE dlq (failed_expectations STRING, source_offset BIGINT, raw_value STRING, raw_key BYTES)"
+    sql = sink(options=malformed + ", 'quality.quarantine.table' = 'dlq'") + target + " WITH ('connector' = 'print');"
+    assert validate(tmp_path, capsys, sql) == []  # no "gets no rows" warning: malformed records go there
+    sql = sink(options=", 'quality.quarantine.table' = 'dlq'") + target + " WITH ('connector' = 'print');"
+    found = validate(tmp_path, capsys, sql)
+    assert [d["message"].split(" matches")[0] for d in found if d["severity"] == "error"] == [
+        "Column 'raw_value' of quarantine table 'dlq'",
+        "Column 'raw_key' of quarantine table 'dlq'",
+    ]
+
+
 def test_quality_options_are_declared_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     found = errors(validate(tmp_path, capsys, sink(options=", 'quality.on-failure' = 'explode', 'quality.sute' = 'x'")))
     messages = [m for *_, m in found]

@@ -4,6 +4,7 @@ provenance, results records and progress metrics, and fail -> fix -> restart wit
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -74,6 +75,23 @@ def kafka_source(name: str, topic: str, bootstrap: str, extra: str = "") -> str:
         "  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset',\n"
         f"  'format' = 'json'{extra});\n"
     )
+
+
+def run_to_end(spark: SparkSession, tmp_path: Path, sql: str) -> list[engine.RunningQuery]:
+    """Run pipeline `sql` (bounded sources) as `p.sql` in `tmp_path` until every query has finished."""
+    (tmp_path / "p.sql").write_text(sql)
+    compiled = compile_file(tmp_path / "p.sql")
+    assert compiled.errors == []
+    pipeline = compiled.require()
+    running = engine.start_all(spark, build(pipeline, "p"), tmp_path / "cp", pipeline)
+    try:
+        for r in running:
+            assert r.query.awaitTermination(240), f"{r.plan.name} did not finish"
+            assert r.query.exception() is None
+    finally:
+        for r in running:
+            r.query.stop()
+    return running
 
 
 @pytest.mark.slow
@@ -147,18 +165,7 @@ INSERT INTO ranged SELECT id, amount FROM orders;
 END;
 """
     )
-    (tmp_path / "p.sql").write_text(sql)
-    compiled = compile_file(tmp_path / "p.sql")
-    assert compiled.errors == []
-    pipeline = compiled.require()
-    running = engine.start_all(spark, build(pipeline, "p"), tmp_path / "cp", pipeline)
-    try:
-        for r in running:
-            assert r.query.awaitTermination(240), f"{r.plan.name} did not finish"
-            assert r.query.exception() is None
-    finally:
-        for r in running:
-            r.query.stop()
+    running = run_to_end(spark, tmp_path, sql)
     gates = {r.plan.sink.name: r for r in running}
 
     # DROP ROW leaves out 2 and 5; QUARANTINE sends 3, 5 and 6 (NULL country: IN gives NULL, which passes;
@@ -212,7 +219,7 @@ END;
     # One results record per batch, with figures, offsets and the great-expectations validation result.
     record = json.loads((tmp_path / "results" / "p.clean" / "batch-000000000000.json").read_text())
     assert record["status"] == "filtered"
-    assert record["rows"] == {"checked": 6, "passed": 3, "dropped": 1, "quarantined": 2}
+    assert record["rows"] == {"checked": 6, "passed": 3, "dropped": 1, "quarantined": 2, "malformed_quarantined": 0}
     assert record["offsets"]["end"] == [{orders: {"0": 3, "1": 4}}]
     assert record["lag"] == {orders: {"0": 0, "1": 0}}
     figures = {e["name"]: (e["failed"], e["dropped"], e["quarantined"], e["success"]) for e in record["expectations"]}
@@ -237,6 +244,80 @@ END;
     assert main(["dq-report", str(tmp_path), "--output", str(tmp_path / "report.html")]) == EXIT_OK
     page = (tmp_path / "report.html").read_text()
     assert "Table <code>clean</code>" in page and f"topic {orders}, partition 1, offset 1" in page
+
+
+@pytest.mark.slow
+def test_malformed_records_go_to_the_quarantine_table_with_their_provenance(
+    spark: SparkSession,
+    tmp_path: Path,
+    kafka_bootstrap: str,
+    topic_factory: Callable[..., str],
+    produce: Callable[..., None],
+) -> None:
+    orders = topic_factory(partitions=2)
+    records = [
+        (None, b'{"id": 1, "amount": 10.0, "country": "DE"}', 0, None, None),
+        (b"k-2", b"{not json", 0, None, None),
+        (None, b'{"id": 3, "amount": 20.0, "country": "XX"}', 0, None, None),
+        (None, b'"not an object"', 1, None, None),
+        (None, b'{"id": 5, "amount": 30.0, "country": "FR"}', 1, None, None),
+    ]
+    produce(orders, records)
+    (tmp_path / "lines").mkdir()
+    (tmp_path / "lines" / "part-1.json").write_text('{"id": 7, "amount": 1.0, "country": "DE"}\nnot json either\n')
+    provenance = "source_topic STRING, source_partition INT, source_offset BIGINT"
+    sql = (
+        kafka_source("orders", orders, kafka_bootstrap, ", 'json.ignore-parse-errors' = 'true'")
+        + f"""
+CREATE TABLE clean (id BIGINT, amount DOUBLE, country STRING,
+  CONSTRAINT eu EXPECT (country IN ('DE', 'FR')) ON VIOLATION QUARANTINE
+) WITH ('connector' = 'filesystem', 'path' = '{tmp_path / "clean"}', 'format' = 'json',
+        'quality.quarantine.table' = 'dead_letters', 'quality.quarantine.malformed' = 'true');
+CREATE TABLE dead_letters (id BIGINT, failed_expectations ARRAY<STRING>, {provenance}, raw_key STRING, raw_value STRING)
+  WITH ('connector' = 'filesystem', 'path' = '{tmp_path / "dead"}', 'format' = 'json');
+CREATE TABLE lines (id BIGINT, amount DOUBLE, country STRING)
+  WITH ('connector' = 'filesystem', 'path' = '{tmp_path / "lines"}', 'format' = 'json',
+        'json.ignore-parse-errors' = 'true');
+CREATE TABLE copied (id BIGINT)
+  WITH ('connector' = 'blackhole', 'quality.quarantine.table' = 'bad_lines', 'quality.quarantine.malformed' = 'true');
+CREATE TABLE bad_lines (failed_expectations STRING, source_topic STRING, raw_value BYTES)
+  WITH ('connector' = 'filesystem', 'path' = '{tmp_path / "bad_lines"}', 'format' = 'json');
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO clean SELECT * FROM orders;
+INSERT INTO copied SELECT id FROM lines;
+END;
+"""
+    )
+    running = run_to_end(spark, tmp_path, sql)
+
+    assert sorted(r["id"] for r in json_lines(tmp_path / "clean")) == [1, 5]
+    quarantined = sorted(json_lines(tmp_path / "dead"), key=lambda r: (r["source_partition"], r["source_offset"]))
+    def dead(id_: int | None, failed: str, partition: int, offset: int, key: str | None, value: str | None) -> Any:
+        return {
+            "id": id_,
+            "failed_expectations": [failed],
+            "source_topic": orders,
+            "source_partition": partition,
+            "source_offset": offset,
+            "raw_key": key,
+            "raw_value": value,
+        }
+
+    assert quarantined == [
+        dead(None, "malformed_record", 0, 1, "k-2", "{not json"),
+        dead(3, "eu", 0, 2, None, None),
+        dead(None, "malformed_record", 1, 0, None, '"not an object"'),
+    ]
+    gate = next(r.gate for r in running if r.plan.sink.name == "clean")
+    assert gate is not None and gate.totals.malformed == 2 and gate.totals.quarantined == 1
+    record = json.loads((tmp_path / "cp" / "p" / "clean" / "quality" / "batch-000000000000.json").read_text())
+    assert record["rows"] == {"checked": 3, "passed": 2, "dropped": 0, "quarantined": 1, "malformed_quarantined": 2}
+
+    # A file source: the malformed line, as bytes (base64 in JSON), named by its file.
+    [bad_line] = json_lines(tmp_path / "bad_lines")
+    assert bad_line["failed_expectations"] == "malformed_record"
+    assert bad_line["source_topic"].endswith("/lines/part-1.json")
+    assert base64.b64decode(bad_line["raw_value"]) == b"not json either"
 
 
 def between_suite(minimum: float) -> str:
