@@ -95,6 +95,9 @@ def _table_section(report: TableReport) -> str:
         ("quarantined", report.total("quarantined")),
         ("failed batches", failed),
     ]
+    malformed = report.total("malformed_quarantined")
+    if malformed:
+        cards.insert(5, ("malformed records quarantined", malformed))
     quarantine = next((r.get("quarantine_table") for r in report.records if r.get("quarantine_table")), None)
     lines = [
         f"<h2>Table <code>{escape(report.table)}</code> &middot; query <code>{escape(report.query)}</code></h2>",

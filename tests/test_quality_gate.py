@@ -313,6 +313,9 @@ END;
     record = json.loads((tmp_path / "cp" / "p" / "clean" / "quality" / "batch-000000000000.json").read_text())
     assert record["rows"] == {"checked": 3, "passed": 2, "dropped": 0, "quarantined": 1, "malformed_quarantined": 2}
 
+    assert main(["dq-report", str(tmp_path), "--output", str(tmp_path / "report.html")]) == EXIT_OK
+    assert "<b>2</b>malformed records quarantined" in (tmp_path / "report.html").read_text()
+
     # A file source: the malformed line, as bytes (base64 in JSON), named by its file.
     [bad_line] = json_lines(tmp_path / "bad_lines")
     assert bad_line["failed_expectations"] == "malformed_record"
