@@ -14,10 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
-from rich.text import Text
 
 from connector import __version__, templating
-from connector.diagnostics import Diagnostic, PipelineError
+from connector.diagnostics import Diagnostic, PipelineError, print_diagnostics
 
 EXIT_OK = 0
 EXIT_ERRORS = 1
@@ -60,18 +59,8 @@ def _print_json(document: object) -> None:
 def _print_diagnostics(diagnostics: Sequence[Diagnostic], fmt: str) -> None:
     if fmt == "json":
         _print_json([d.to_json() for d in diagnostics])
-        return
-    for d in diagnostics:
-        # Text parts, never markup: messages quote user SQL, which may hold '[...]' or ':name:'.
-        line = Text.assemble(
-            (f"{d.file}:{d.line}:{d.column}", "bold"),
-            ": ",
-            (d.severity, "red" if d.severity == "error" else "yellow"),
-            " ",
-            (f"[{d.code}]", "dim"),
-            f" {d.message}",
-        )
-        err.print(line, emoji=False)
+    else:
+        print_diagnostics(err, diagnostics)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

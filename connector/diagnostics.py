@@ -11,6 +11,9 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Literal
 
+from rich.console import Console
+from rich.text import Text
+
 Severity = Literal["error", "warning"]
 
 
@@ -60,3 +63,18 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """A ' Did you mean 'x'?' suffix, or '' when nothing is close."""
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f" Did you mean '{close[0]}'?" if close else ""
+
+
+def print_diagnostics(console: Console, diagnostics: Iterable[Diagnostic]) -> None:
+    """Print diagnostics as `file:line:col: severity [code] message`, the one way every command shows them."""
+    for d in diagnostics:
+        # Text parts, never markup: messages quote user SQL, which may hold '[...]' or ':name:'.
+        line = Text.assemble(
+            (f"{d.file}:{d.line}:{d.column}", "bold"),
+            ": ",
+            (d.severity, "red" if d.severity == "error" else "yellow"),
+            " ",
+            (f"[{d.code}]", "dim"),
+            f" {d.message}",
+        )
+        console.print(line, emoji=False)

@@ -26,7 +26,7 @@ from rich.markup import escape
 from rich.table import Table as RichTable
 
 from connector import engine
-from connector.diagnostics import Diagnostic, PipelineError
+from connector.diagnostics import PipelineError, print_diagnostics
 from connector.frontend import compile_file
 from connector.plan import PipelinePlan, build
 from connector.secrets import SecretMaskingFilter, is_secret_key
@@ -99,11 +99,6 @@ def _package_zip() -> str:
     package = Path(__file__).resolve().parent
     target = Path(tempfile.mkdtemp(prefix="kafka-sql-")) / "connector"
     return shutil.make_archive(str(target), "zip", root_dir=package.parent, base_dir=package.name)
-
-
-def _print_diagnostics(diagnostics: list[Diagnostic]) -> None:
-    for d in diagnostics:
-        console.print(str(d), markup=False, style="red" if d.severity == "error" else "yellow")
 
 
 def _install_masking(plan: PipelinePlan, secrets: frozenset[str]) -> None:
@@ -235,16 +230,16 @@ def stop_all_cleanly(queries: list[engine.RunningQuery], timeout: float = 120.0)
 
 def run_file(path: Path, options: RunOptions) -> int:
     compiled = compile_file(path, options.variables)
-    _print_diagnostics(compiled.diagnostics)
+    print_diagnostics(console, compiled.diagnostics)
     if compiled.errors:
         return EXIT_ERRORS
     pipeline = compiled.require()
     try:
         plan = build(pipeline, path.stem)
     except PipelineError as err:
-        _print_diagnostics(err.diagnostics)
+        print_diagnostics(console, err.diagnostics)
         return EXIT_ERRORS
-    _print_diagnostics(plan.warnings)
+    print_diagnostics(console, plan.warnings)
     if not plan.queries:
         console.print("Nothing to run: the file has no INSERT.")
         return EXIT_OK
@@ -265,7 +260,7 @@ def run_file(path: Path, options: RunOptions) -> int:
         running = engine.start_all(spark, plan, options.checkpoint_dir, pipeline)
     except PipelineError as err:
         signal.signal(signal.SIGINT, previous)
-        _print_diagnostics(err.diagnostics)
+        print_diagnostics(console, err.diagnostics)
         return EXIT_ERRORS
     except Exception as err:  # Spark analysis errors and the like: the message, not a traceback
         signal.signal(signal.SIGINT, previous)
