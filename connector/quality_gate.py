@@ -55,7 +55,6 @@ from connector.factories import QualityOptions
 from connector.types import spark_type
 
 if TYPE_CHECKING:
-    from confluent_kafka import Consumer
     from pyspark.sql import Column, DataFrame, Row
     from pyspark.sql.streaming import StreamingQueryManager
     from pyspark.sql.types import StructType
@@ -267,7 +266,6 @@ class QualityGate:
         self.last: BatchFigures | None = None
         self.totals = Totals()
         self._quarantine_writer: sinks.BatchWriter | None = None
-        self._lag_consumers: dict[str, Consumer] = {}
         self._streams: StreamingQueryManager | None = None
         self._suite_name = f"{table.name}_expectations"
 
@@ -752,15 +750,25 @@ class QualityGate:
         """Records behind the batch's end offsets per Kafka partition, asked from the broker now."""
         if not end or not self.kafka_sources:
             return None
-        from confluent_kafka import KafkaException, TopicPartition
+        from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+        from connector.offsets import SourceSettings
 
         lag: dict[str, dict[str, int]] = {}
         for offsets in end:
             if not isinstance(offsets, dict):
                 continue
             table = next((t for t in self.kafka_sources if _reads(t, offsets)), None)
-            consumer = self._lag_consumer(table) if table is not None else None
-            if consumer is None:
+            if table is None:
+                continue
+            try:
+                settings = SourceSettings.from_options(table.options)
+                consumer = Consumer(
+                    {**settings.client_config("quality-gate"), "group.id": "kafka-sql-quality-gate",
+                     "enable.auto.commit": False}
+                )
+            except Exception as error:  # lag is informative: never fail a batch for it
+                log.warning("Cannot ask Kafka for the lag of %s: %s", self.query_name, error)
                 continue
             try:
                 for topic, partitions in offsets.items():
@@ -769,33 +777,9 @@ class QualityGate:
                         lag.setdefault(topic, {})[str(partition)] = max(0, int(high) - int(offset))
             except (KafkaException, TypeError, ValueError) as error:
                 log.warning("Cannot ask Kafka for the lag of %s: %s", self.query_name, error)
+            finally:
+                consumer.close()
         return lag or None
-
-    def _lag_consumer(self, table: Table) -> Consumer | None:
-        """A consumer (never subscribed) for the end offsets of `table`'s partitions, kept for the query."""
-        if table.name not in self._lag_consumers:
-            from confluent_kafka import Consumer
-
-            from connector.offsets import SourceSettings
-
-            try:
-                settings = SourceSettings.from_options(table.options)
-                config = {
-                    **settings.client_config("quality-gate"),
-                    "group.id": "kafka-sql-quality-gate",
-                    "enable.auto.commit": False,
-                }
-                self._lag_consumers[table.name] = Consumer(config)
-            except Exception as error:  # lag is informative: never fail a batch for it
-                log.warning("Cannot ask Kafka for the lag of %s: %s", self.query_name, error)
-                return None
-        return self._lag_consumers[table.name]
-
-    def close(self) -> None:
-        """Release the gate's Kafka clients once its query has stopped."""
-        for consumer in self._lag_consumers.values():
-            consumer.close()
-        self._lag_consumers.clear()
 
 
 def _malformed_schema() -> StructType:

@@ -273,8 +273,6 @@ def run_file(path: Path, options: RunOptions) -> int:
         for r in running:
             if r.query.isActive:
                 r.query.stop()
-            if r.gate is not None:
-                r.gate.close()
     for failure in failures:
         console.print(f"[red]query failed[/red]: {failure}", markup=True, highlight=False)
     if any(r.gate is not None and r.gate.failure for r in running):
