@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-
-from sqlglot import exp
+from typing import TYPE_CHECKING
 
 from connector.diagnostics import Position
+
+if TYPE_CHECKING:  # annotations only: the Kafka source imports this module, and sqlglot costs it ~0.1 s per process
+    from sqlglot import exp
 
 
 class ColumnKind(Enum):

@@ -62,6 +62,7 @@ import logging
 import operator
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from itertools import repeat
 from operator import itemgetter
@@ -151,6 +152,11 @@ MAX_BATCH_BYTES = 4 * 1024 * 1024
 # three times its size in memory (librdkafka's per-message overhead): 4 MB (~12 ms of reading) keeps a
 # reader's peak RSS about 35 MB under the 16 MB queue with no loss of throughput (measured).
 READER_DEFAULTS = {"queued.max.messages.kbytes": "4096", "fetch.queue.backoff.ms": "10"}
+# Planner (admin client) defaults a user may override with properties.*: librdkafka drops the bootstrap
+# connection once it knows the brokers, and the first metadata request then often waits for the next
+# connection, which it delays by reconnect.backoff.ms / 2 (at least 11 ms): 50 ms by default, before every
+# query's first batch (measured). The backoff still grows exponentially on failures.
+ADMIN_DEFAULTS = {"reconnect.backoff.ms": "10"}
 REQUEST_TIMEOUT_SECONDS = 30.0
 COMMIT_FLUSH_SECONDS = 5.0
 # A consumed record's headers (None when it has none).
@@ -190,13 +196,23 @@ CONSUMER_ONLY_PROPERTIES = frozenset(
 class KafkaSource(DataSource):
     """`spark.readStream.format("flink-kafka")`: raw Kafka records with a fixed schema (`SCHEMA`)."""
 
+    _settings: SourceSettings | None = None  # see _parsed()
+
     @classmethod
     def name(cls) -> str:
         return "flink-kafka"
 
     def schema(self) -> StructType:
-        SourceSettings.from_options(self.options)  # bad options fail at load(), not at start()
+        self._parsed()  # bad options fail at load(), not at start()
         return SCHEMA
+
+    def _parsed(self) -> SourceSettings:
+        """The options, parsed once. Spark pickles this instance after `schema()` (at load()) and hands it to
+        the streaming runner and the planning worker, which so skip parsing and never import the option
+        declarations (tens of milliseconds per process)."""
+        if self._settings is None:
+            self._settings = SourceSettings.from_options(self.options)
+        return self._settings
 
     def streamReader(self, schema: StructType) -> KafkaStreamReader:
         if schema != SCHEMA:
@@ -204,7 +220,7 @@ class KafkaSource(DataSource):
                 f"The flink-kafka source has a fixed schema ({SCHEMA.simpleString()}) and cannot be read "
                 f"with another one ({schema.simpleString()}); decode key and value with a projection."
             )
-        return KafkaStreamReader(SourceSettings.from_options(self.options))
+        return KafkaStreamReader(self._parsed())
 
     def reader(self, schema: StructType) -> KafkaBatchReader:
         """A batch read (`spark.read`, the spark-sql shell): see `KafkaBatchReader`."""
@@ -213,7 +229,7 @@ class KafkaSource(DataSource):
                 f"The flink-kafka source has a fixed schema ({SCHEMA.simpleString()}) and cannot be read "
                 f"with another one ({schema.simpleString()}); decode key and value with a projection."
             )
-        return KafkaBatchReader(SourceSettings.from_options(self.options))
+        return KafkaBatchReader(self._parsed())
 
 
 @dataclass(frozen=True)
@@ -481,21 +497,27 @@ class _Planner:
         """(earliest, latest) per partition; partitions that do not exist (any more) are left out."""
         if not partitions:
             return {}
-        earliest = self._list_offsets(partitions, OffsetSpec.earliest())
-        latest = self._list_offsets(partitions, OffsetSpec.latest())
+        earliest, latest = self._list_offsets(partitions, OffsetSpec.earliest(), OffsetSpec.latest())
         return {tp: (earliest[tp], latest[tp]) for tp in partitions if tp in earliest and tp in latest}
 
     def _fetch_by_timestamp(self, partitions: Sequence[TopicPartition], timestamp_ms: int) -> Offsets:
         """First offset whose record timestamp is >= `timestamp_ms`; -1 where there is none."""
-        return self._list_offsets(partitions, OffsetSpec.for_timestamp(timestamp_ms)) if partitions else {}
+        return self._list_offsets(partitions, OffsetSpec.for_timestamp(timestamp_ms))[0] if partitions else {}
 
-    def _list_offsets(self, partitions: Sequence[TopicPartition], spec: OffsetSpec) -> Offsets:
+    def _list_offsets(self, partitions: Sequence[TopicPartition], *specs: OffsetSpec) -> list[Offsets]:
+        """The offsets of `partitions` for each spec; every request is sent before any answer is awaited."""
         isolation = IsolationLevel.READ_COMMITTED if self.settings.read_committed else IsolationLevel.READ_UNCOMMITTED
-        futures = self._client().list_offsets(
-            {KafkaTopicPartition(t, p): spec for t, p in partitions},
-            isolation_level=isolation,
-            request_timeout=REQUEST_TIMEOUT_SECONDS,
-        )
+        requests = [
+            self._client().list_offsets(
+                {KafkaTopicPartition(t, p): spec for t, p in partitions},
+                isolation_level=isolation,
+                request_timeout=REQUEST_TIMEOUT_SECONDS,
+            )
+            for spec in specs
+        ]
+        return [self._answers(futures) for futures in requests]
+
+    def _answers(self, futures: dict[KafkaTopicPartition, Future]) -> Offsets:
         result: Offsets = {}
         for ktp, future in futures.items():
             try:
@@ -527,12 +549,15 @@ class _Planner:
 
     def _client(self) -> AdminClient:
         if self._admin is None:
-            config = {
-                key: value
-                for key, value in self.settings.client_config("admin").items()
-                if key not in CONSUMER_ONLY_PROPERTIES
+            config: dict[str, str | int | float | bool] = {
+                **ADMIN_DEFAULTS,
+                **{
+                    key: value
+                    for key, value in self.settings.client_config("admin").items()
+                    if key not in CONSUMER_ONLY_PROPERTIES
+                },
             }
-            self._admin = AdminClient(dict(config))
+            self._admin = AdminClient(config)
         return self._admin
 
     def _unreachable(self, error: KafkaException) -> KafkaSourceError:

@@ -23,10 +23,10 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import Enum
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from connector.factories import KafkaOptions
-from connector.options import BOOLEAN, ConfigOption
+if TYPE_CHECKING:
+    from connector.options import ConfigOption
 
 TopicPartition = tuple[str, int]
 Offsets = dict[TopicPartition, int]
@@ -205,6 +205,10 @@ class SourceSettings:
         Types, defaults and value syntax come from the connector's declarations (`KafkaOptions`); the
         rules here are the ones the source itself depends on.
         """
+        # Imported here: the source's runner and executors get settings already parsed (pickled), and
+        # importing the option declarations costs every such Python process tens of milliseconds.
+        from connector.factories import KafkaOptions
+
         opts = {str(key).lower(): str(value) for key, value in options.items() if value is not None}
         bootstrap = opts.get("properties.bootstrap.servers", "").strip()
         if not bootstrap:
@@ -271,6 +275,8 @@ class SourceSettings:
 
 def is_bounded(options: Mapping[str, str]) -> bool:
     """Whether a table with these options is a bounded scan (`scan.bounded.mode` other than unbounded)."""
+    from connector.factories import KafkaOptions  # see SourceSettings.from_options
+
     opts = {str(k).lower(): str(v) for k, v in options.items()}
     mode: str | None = _value(opts, KafkaOptions.SCAN_BOUNDED_MODE)
     return mode != BoundedMode.UNBOUNDED.value
@@ -329,6 +335,8 @@ def _property_flag(properties: Mapping[str, str], key: str, default: bool) -> bo
     raw = properties.get(key)
     if raw is None:
         return default
+    from connector.options import BOOLEAN  # see SourceSettings.from_options
+
     try:
         return BOOLEAN.parse(raw, f"properties.{key}")
     except ValueError as error:
