@@ -833,5 +833,5 @@ def test_print_and_blackhole_sinks() -> None:
     d = only_error(make_table({"connector": "blackhole", "path": "/x"}), "unknown-option", "path")
     assert (
         "Unsupported option 'path' for connector 'blackhole'. Supported options: connector, quality.on-failure, "
-        "quality.quarantine.table, quality.results.path, quality.suite." in d.message
+        "quality.quarantine.malformed, quality.quarantine.table, quality.results.path, quality.suite." in d.message
     )
