@@ -28,6 +28,7 @@ from connector import broker, engine
 from connector.frontend import compile_file
 from connector.kafka_source import KafkaSource
 from connector.plan import build
+from connector.python_launcher import python_executable
 from connector.spark_jars import spark_kafka_jars
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -252,7 +253,7 @@ class Race:
 
 
 def _session() -> SparkSession:
-    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_PYTHON"] = python_executable()  # as connector.runner runs a local pipeline
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 

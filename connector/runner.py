@@ -29,6 +29,7 @@ from connector import engine
 from connector.diagnostics import PipelineError, print_diagnostics
 from connector.frontend import compile_file
 from connector.plan import PipelinePlan, build
+from connector.python_launcher import python_executable
 from connector.secrets import SecretMaskingFilter, is_secret_key
 
 log = logging.getLogger(__name__)
@@ -48,7 +49,8 @@ class RunOptions:
 
 def spark_session(master: str, app_name: str) -> Any:
     """A SparkSession whose Python workers run this interpreter, with the package shipped to executors."""
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    # Locally the executors are this machine, where the launcher (and this interpreter) exist.
+    os.environ.setdefault("PYSPARK_PYTHON", python_executable() if master.startswith("local") else sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     if master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

@@ -13,12 +13,13 @@ import pytest
 from confluent_kafka import KafkaError, Message, Producer
 
 from connector import broker
+from connector.python_launcher import python_executable
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 # Spark's Python workers (and the Python Data Source) must run in this venv's interpreter.
-os.environ["PYSPARK_PYTHON"] = sys.executable
+os.environ["PYSPARK_PYTHON"] = python_executable()
 os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
 
 Payload = bytes | str | None
