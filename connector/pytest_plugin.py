@@ -57,6 +57,7 @@ import pytest
 from connector import broker
 from connector.catalog import Column, ColumnKind, Pipeline, Table
 from connector.diagnostics import did_you_mean
+from connector.python_launcher import python_executable
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -348,6 +349,7 @@ def _produce(spark: SparkSession, table: Table, rows: Sequence[Mapping[str, Any]
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructField, StructType
 
+    from connector import data_sources
     from connector.kafka_sink import KafkaSink
     from connector.sinks import kafka_records
     from connector.types import spark_type
@@ -357,7 +359,7 @@ def _produce(spark: SparkSession, table: Table, rows: Sequence[Mapping[str, Any]
     schema = StructType([StructField(c.name, spark_type(c.data_type)) for c in columns if c.data_type is not None])
     lines = spark.createDataFrame([(json.dumps(row, default=_json_value),) for row in rows], "line string")
     frame = lines.select(F.from_json("line", schema, {"mode": "FAILFAST"}).alias("row")).select("row.*")
-    spark.dataSource.register(KafkaSink)
+    data_sources.register(spark, KafkaSink)
     options = {**writable.options, "sink.delivery-guarantee": "at-least-once"}
     kafka_records(frame.coalesce(1), writable).write.format(KafkaSink.name()).options(**options).mode("append").save()
 
@@ -380,10 +382,11 @@ def _wait(running: Sequence[RunningQuery], timeout: float) -> None:
 
 def _read_sink(spark: SparkSession, table: Table, topic: str) -> SinkOutput:
     """The sink's topic, decoded with its formats; an upsert-kafka sink materialized (last row per key)."""
+    from connector import data_sources
     from connector.kafka_source import KafkaSource
     from connector.sources import DELETED, OFFSET, PARTITION, kafka_rows
 
-    spark.dataSource.register(KafkaSource)
+    data_sources.register(spark, KafkaSource)
     options = {
         "topic": topic,
         "properties.bootstrap.servers": table.options["properties.bootstrap.servers"],
@@ -438,7 +441,7 @@ def kafka_bootstrap(request: pytest.FixtureRequest, tmp_path_factory: pytest.Tem
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
     """The active SparkSession, else a small local one (stopped at the end of the session)."""
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_PYTHON", python_executable())
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 

@@ -57,7 +57,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from connector import formats, options
+from connector import data_sources, formats, options
 from connector.catalog import Column as TableColumn
 from connector.catalog import ColumnKind, Table
 from connector.diagnostics import Diagnostic, PipelineError
@@ -211,7 +211,7 @@ class KafkaBatch:
         spark = batch.sparkSession
         if not self.registered:
             self._require_topics()
-            spark.dataSource.register(KafkaSink)
+            data_sources.register(spark, KafkaSink)
             self.registered = True
         query_id = spark.sparkContext.getLocalProperty("sql.streaming.queryId") or ""
         records = kafka_records(batch, self.table)

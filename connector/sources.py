@@ -51,7 +51,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from connector import formats, options
+from connector import data_sources, formats, options
 from connector.catalog import Column as TableColumn
 from connector.catalog import ColumnKind, Table
 from connector.diagnostics import Diagnostic, PipelineError
@@ -88,7 +88,7 @@ def source_dataframe(
         table = dataclasses.replace(table, options={**table.options, **option_overrides})
     connector = table.connector
     if connector in ("kafka", "upsert-kafka"):
-        spark.dataSource.register(KafkaSource)
+        data_sources.register(spark, KafkaSource)
         source_options = dict(table.options)
         if connector == "upsert-kafka":  # always reads from the earliest offset (a fixed value of its factory)
             source_options["scan.startup.mode"] = str(options.resolve(table).get(KafkaOptions.SCAN_STARTUP_MODE))
