@@ -161,6 +161,7 @@ def spark_session() -> SparkSession:
         SparkSession.builder.master("local[2]")
         .appName("quality-gate-bench")
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.sql.shuffle.partitions", "2")
@@ -174,7 +175,7 @@ def spark_session() -> SparkSession:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--batches", type=int, default=3, help="micro-batches per run (default 3)")
-    parser.add_argument("--repeats", type=int, default=2, help="runs of each pipeline, alternating (default 2)")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each pipeline, alternating (default 3)")
     parser.add_argument("--rows-per-batch", type=int, default=500_000)
     parser.add_argument(
         "--sink",

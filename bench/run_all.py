@@ -2,9 +2,10 @@
 
     .venv/bin/python bench/run_all.py
 
-Runs bench/race.py (Kafka source and pipeline against Spark's built-in Kafka connector) and, when it is
-present, bench/validate_speed.py (how long `kafka-sql validate` takes on a large file). Exits non-zero if
-any of them failed.
+Runs bench/race.py (Kafka source and pipeline against Spark's built-in Kafka connector),
+bench/quality_gate.py (batch time with and without a 10-expectation data-quality gate) and
+bench/validate_speed.py (how long `kafka-sql validate` takes on a large file). Exits non-zero if any of them
+failed.
 """
 
 from __future__ import annotations
@@ -13,15 +14,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-BENCHMARKS = ("race.py", "validate_speed.py")
+BENCHMARKS = ("race.py", "quality_gate.py", "validate_speed.py")
 
 
 def main() -> int:
     failed = []
     for name in BENCHMARKS:
         script = Path(__file__).with_name(name)
-        if not script.exists():
-            continue
         print(f"==> {script.name}", flush=True)
         if subprocess.run([sys.executable, str(script)], check=False).returncode != 0:
             failed.append(name)
