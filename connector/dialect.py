@@ -199,6 +199,12 @@ class Reset(exp.Expression):
     arg_types: ClassVar[dict[str, bool]] = {"this": False}
 
 
+class AlterReset(exp.Expression):
+    """`ALTER TABLE t RESET ('key', ...)`: `expressions` are the key literals (none: Flink rejects it)."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"expressions": False}
+
+
 class Explain(exp.Expression):
     """`EXPLAIN [details] statement`: `this` is the statement, `expressions` the detail names (Var)."""
 
@@ -348,6 +354,11 @@ class FlinkParser(HiveParser):
     }
 
     SCHEMA_UNNAMED_CONSTRAINTS: ClassVar[set[str]] = {"PRIMARY KEY", "WATERMARK", "EXPECT"}
+
+    ALTER_PARSERS: ClassVar[dict[str, Callable[..., exp.Expr | list[exp.Expr] | None]]] = {
+        **HiveParser.ALTER_PARSERS,
+        "RESET": lambda self: self.expression(AlterReset(expressions=self._parse_wrapped_csv(self._parse_string))),
+    }
 
     def reset(self) -> None:
         super().reset()
@@ -931,6 +942,7 @@ class FlinkGenerator(HiveGenerator):
         ExpectConstraint: lambda self, e: self.expectconstraint_sql(e),
         StatementSet: lambda self, e: self.statementset_sql(e),
         Reset: lambda self, e: self.reset_sql(e),
+        AlterReset: lambda self, e: f"RESET ({self.expressions(e, flat=True)})",
         Explain: lambda self, e: self.explain_sql(e),
     }
 
@@ -939,6 +951,10 @@ class FlinkGenerator(HiveGenerator):
         exp.LikeProperty: exp.Properties.Location.POST_EXPRESSION,
         exp.LanguageProperty: exp.Properties.Location.POST_EXPRESSION,
     }
+
+    def alterset_sql(self, expression: exp.AlterSet) -> str:
+        """Flink's `ALTER TABLE t SET ('key' = 'value', ...)` (Hive's form has no parentheses)."""
+        return f"SET ({self.expressions(expression, flat=True)})"
 
     def arrayagg_sql(self, expression: exp.ArrayAgg) -> str:
         return generator.Generator.arrayagg_sql(self, expression)

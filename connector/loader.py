@@ -267,6 +267,8 @@ class _Loader:
                     key = pair.this.name
                     target.options[key] = pair.expression.name
                     target.option_positions[key] = self.node_pos(pair.this, where)
+            elif isinstance(action, dialect.AlterReset) and isinstance(target, Table):
+                self.reset_options(target, action, where)
             elif isinstance(action, exp.Query) and isinstance(target, View):
                 target.query = action
             else:
@@ -274,8 +276,22 @@ class _Loader:
                     self.node_pos(action, where),
                     "unsupported",
                     f"This ALTER {kind} is not supported: only ALTER TABLE t SET ('key' = 'value', ...), "
-                    f"ALTER VIEW v AS <query> and RENAME TO are. Change the CREATE {kind} statement instead.",
+                    f"ALTER TABLE t RESET ('key', ...), ALTER VIEW v AS <query> and RENAME TO are. Change the "
+                    f"CREATE {kind} statement instead.",
                 )
+
+    def reset_options(self, table: Table, action: dialect.AlterReset, where: Position) -> None:
+        """Flink's ALTER TABLE RESET: the keys go back to their defaults, except 'connector'."""
+        keys = action.expressions
+        if not keys:
+            self.error(where, "invalid-option", "ALTER TABLE RESET does not support empty key.")
+        for key in keys:
+            if key.name.lower() == "connector":
+                message = "ALTER TABLE RESET does not support changing 'connector'."
+                self.error(self.node_pos(key, where), "invalid-option", message)
+                continue
+            table.options.pop(key.name, None)
+            table.option_positions.pop(key.name, None)
 
     def rename(self, target: Table | View, new: exp.Expr, where: Position) -> None:
         if self.pipeline.table(new.name) or self.pipeline.view(new.name):

@@ -88,6 +88,10 @@ STATEMENTS = [
     "SET",
     "RESET 'pipeline.name'",
     "RESET",
+    # ALTER
+    "ALTER TABLE t SET ('scan.startup.mode' = 'latest-offset')",
+    "ALTER TABLE t RESET ('scan.startup.mode', 'properties.group.id')",
+    "ALTER TABLE t RENAME TO u",
     # DROP / SHOW / DESCRIBE / EXPLAIN / USE
     "DROP TABLE t",
     "DROP TEMPORARY TABLE IF EXISTS db.t",

@@ -234,6 +234,9 @@ def test_settings_views_alter_and_drop_follow_the_catalog(
     spark.sql("ALTER TABLE orders SET ('scan.startup.mode' = 'latest-offset')")
     altered = session.pipeline.table("orders")
     assert altered is not None and altered.options["scan.startup.mode"] == "latest-offset"
+    spark.sql("ALTER TABLE orders RESET ('scan.startup.mode')")
+    reset = session.pipeline.table("orders")
+    assert reset is not None and "scan.startup.mode" not in reset.options
 
     spark.sql("DROP VIEW big_orders")
     spark.sql("DROP TABLE orders")

@@ -526,3 +526,28 @@ def test_statements_without_effect_are_warned_about(tmp_path: Path, capsys: pyte
 
     found = [(d["line"], d["column"], d["severity"], d["code"]) for d in json.loads(capsys.readouterr().out)]
     assert found == [(line, column, "warning", "ignored-statement") for line, column in ((2, 1), (3, 1), (4, 3))]
+
+
+def test_alter_table_reset_restores_defaults(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The misspelt key SET adds is removed by RESET, so the file validates; 'connector' cannot be reset."""
+    path = tmp_path / "pipeline.sql"
+    path.write_text(
+        "CREATE TABLE gen (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-secnd' = '1');\n"
+        "ALTER TABLE gen RESET ('rows-per-secnd');\n"
+        "CREATE TABLE out (id BIGINT) WITH ('connector' = 'print');\n"
+        "INSERT INTO out SELECT id FROM gen;\n",
+        encoding="utf-8",
+    )
+    assert main(["validate", str(path), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+
+    path.write_text(
+        path.read_text(encoding="utf-8") + "ALTER TABLE out RESET ('connector');\nALTER TABLE gen RESET ();\n",
+        encoding="utf-8",
+    )
+    assert main(["validate", str(path), "--format", "json"]) == 1
+    found = [(d["line"], d["column"], d["message"]) for d in json.loads(capsys.readouterr().out)]
+    assert found == [
+        (5, 24, "ALTER TABLE RESET does not support changing 'connector'."),
+        (6, 1, "ALTER TABLE RESET does not support empty key."),
+    ]
