@@ -15,6 +15,9 @@ mapping is lossy, and says so here (the explainer repeats these notes to users):
 * MAP keys can be NULL in Flink, never in Spark.
 * NOT NULL becomes `nullable=False` on struct fields, array elements and map values (`spark_field` for
   top-level columns); Spark does not enforce it on data produced by expressions.
+
+`cast_support` is Flink's cast matrix: `kafka-sql validate` rejects an explicit CAST that Flink rejects
+(Spark would run some of them, e.g. BIGINT to TIMESTAMP) wherever the type of the value cast is evident.
 """
 
 from __future__ import annotations
@@ -23,7 +26,6 @@ from enum import Enum
 
 from pyspark.sql import types as T
 from sqlglot import exp
-from sqlglot.errors import ParseError
 
 from connector import dialect
 
@@ -196,15 +198,6 @@ def cast_support(source: exp.DataType, target: exp.DataType) -> CastSupport:
     if src in _CONSTRUCTED and src == dst:
         return _children_support(source, target)
     return _MATRIX.get(src, {}).get(dst, CastSupport.UNSUPPORTED)
-
-
-def castable(from_flink_type_sql: str, to: exp.DataType) -> bool:
-    """True when Flink accepts `CAST(<value of type from_flink_type_sql> AS to)` (see `cast_support`)."""
-    try:
-        source = exp.DataType.build(from_flink_type_sql, dialect=dialect.Flink)
-    except ParseError:
-        raise TypeMappingError(f"'{from_flink_type_sql}' is not a Flink data type.") from None
-    return cast_support(source, to) is not CastSupport.UNSUPPORTED
 
 
 def _children_support(source: exp.DataType, target: exp.DataType) -> CastSupport:

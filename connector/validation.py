@@ -15,6 +15,7 @@ from sqlglot import exp
 from connector import dialect, expectations, factories
 from connector.catalog import Column, ColumnKind, Insert, Pipeline, Table
 from connector.diagnostics import Diagnostic, Position, did_you_mean
+from connector.types import CastSupport, cast_support, flink_sql
 
 Locate = Callable[[exp.Expr, Position], Position]
 
@@ -66,8 +67,9 @@ class _Checker:
                 self.error(col.position, "duplicate", f"Column '{col.name}' is declared twice in '{table.name}'.")
             seen.add(col.name.lower())
             if col.kind is ColumnKind.COMPUTED and col.expression is not None:
-                usable = [c.name for c in table.columns if c.kind is not ColumnKind.COMPUTED]
-                self.references(col.expression, usable, col.position, f"computed column '{col.name}'")
+                usable = [c for c in table.columns if c.kind is not ColumnKind.COMPUTED]
+                self.references(col.expression, [c.name for c in usable], col.position, f"computed column '{col.name}'")
+                self.casts(col.expression.find_all(exp.Cast), {c.name: c.data_type for c in usable}, col.position)
         for key in table.primary_key:
             if table.column(key) is None:
                 self.error(
@@ -111,6 +113,23 @@ class _Checker:
                     + did_you_mean(column.name, names)
                     + f" Columns: {', '.join(names)}.",
                 )
+
+    def casts(self, casts: Iterable[exp.Cast], columns: dict[str, exp.DataType | None], where: Position) -> None:
+        """Explicit CASTs Flink rejects (its cast matrix, `connector.types.cast_support`), where the type of
+        the value cast is evident; reported at that value."""
+        for cast in casts:
+            source = infer_type(cast.this, columns)
+            if source is None or cast_support(source, cast.to) is not CastSupport.UNSUPPORTED:
+                continue
+            target = flink_sql(cast.to)
+            hint = ""
+            if source.this in _NUMERIC_RANK and cast.to.this in _FAMILIES["timestamp"] | _FAMILIES["timestamp_ltz"]:
+                hint = " Use TO_TIMESTAMP_LTZ(value, precision) for epoch seconds or milliseconds."
+            self.error(
+                self.pos_of(cast, where),
+                "cast",
+                f"Flink cannot cast {flink_sql(source)} to {target} in '{cast.sql(dialect='flink')}'.{hint}",
+            )
 
     # -- queries ----------------------------------------------------------------------------------------
     def relation(self, name: str, where: Position) -> _Relation | None:
@@ -251,6 +270,7 @@ class _Checker:
                 + did_you_mean(column.name, list(visible))
                 + (f" Columns: {', '.join(visible)}." if visible else ""),
             )
+        self.casts((n for n in _own_nodes(query) if isinstance(n, exp.Cast)), visible, where)
         out: dict[str, exp.DataType | None] = {}
         for i, sel in enumerate(query.selects):
             if isinstance(sel, exp.Star):
@@ -340,10 +360,15 @@ def _unique(name: str, taken: dict[str, exp.DataType | None]) -> str:
     return f"{name}{suffix}"
 
 
+def _own_nodes(select: exp.Select) -> Iterable[exp.Expr]:
+    """The nodes of this SELECT, not of nested subqueries (those are checked on their own)."""
+    return select.walk(prune=lambda n: n is not select and isinstance(n, (exp.Subquery, exp.Query)))
+
+
 def _own_columns(select: exp.Select) -> Iterable[exp.Column]:
-    """Column references of this SELECT, not of nested subqueries (those are checked on their own) nor a
-    window TVF's DESCRIPTOR (checked against the TVF's input)."""
-    for node in select.walk(prune=lambda n: n is not select and isinstance(n, (exp.Subquery, exp.Query))):
+    """Column references of this SELECT (`_own_nodes`), but not a window TVF's DESCRIPTOR (checked against the
+    TVF's input)."""
+    for node in _own_nodes(select):
         if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
             if isinstance(node.parent, dialect.WindowTVF) and node.arg_key == "timecol":
                 continue

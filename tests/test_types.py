@@ -12,7 +12,6 @@ from connector.types import (
     CastSupport,
     TypeMappingError,
     cast_support,
-    castable,
     spark_field,
     spark_type,
     spark_type_ddl,
@@ -136,8 +135,6 @@ def test_ddl_is_spark_sql_for_the_same_type(spark: SparkSession, flink_type: str
 def test_types_without_spark_equivalent_are_reported() -> None:
     with pytest.raises(TypeMappingError, match="DECIMAL"):
         spark_type(flink("DECIMAL(40, 2)"))
-    with pytest.raises(TypeMappingError, match="not a Flink data type"):
-        castable("NOT A TYPE(", flink("STRING"))
 
 
 @pytest.mark.parametrize(
@@ -178,4 +175,3 @@ def test_types_without_spark_equivalent_are_reported() -> None:
 )
 def test_cast_support_follows_flinks_cast_matrix(source: str, target: str, support: CastSupport) -> None:
     assert cast_support(flink(source), flink(target)) is support
-    assert castable(source, flink(target)) is (support is not CastSupport.UNSUPPORTED)

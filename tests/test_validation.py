@@ -328,6 +328,20 @@ CASES = [
         ("'totals' (kafka) doesn't support consuming update changes", "upsert-kafka"),
     ),
     Case(
+        "cast-flink-rejects",
+        kafka(columns="id BIGINT, amount DOUBLE, paid BOOLEAN")
+        + PRINT
+        + f"INSERT INTO out SELECT id, amount FROM orders WHERE CAST({MARK}paid AS DATE) > DATE '2024-01-01';\n",
+        "cast",
+        ("Flink cannot cast BOOLEAN to DATE in 'CAST(paid AS DATE)'",),
+    ),
+    Case(
+        "cast-number-to-timestamp-in-computed-column",
+        kafka(columns=f"id BIGINT, amount DOUBLE, ms BIGINT, ts AS CAST({MARK}ms AS TIMESTAMP(3))") + PRINT + READ,
+        "cast",
+        ("Flink cannot cast BIGINT to TIMESTAMP(3)", "TO_TIMESTAMP_LTZ(value, precision)"),
+    ),
+    Case(
         "drop-unknown-table",
         kafka() + f"DROP TABLE {MARK}ordrs;\n",
         "unknown-table",
