@@ -7,13 +7,14 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from connector.extension import builder as builder
     from connector.extension import install as install
+    from connector.extension import records_read as records_read
 
-_EXTENSION = ("install", "builder")
+_EXTENSION = ("install", "builder", "records_read")
 
 
 def __getattr__(name: str) -> Any:
-    """`connector.install` / `connector.builder` (the session extension), imported on first use so that
-    the CLI's Spark-free verbs never import pyspark."""
+    """`connector.install` / `connector.builder` (the session extension) and `connector.records_read`, imported
+    on first use so that the CLI's Spark-free verbs never import pyspark."""
     if name in _EXTENSION:
         from connector import extension
 

@@ -26,13 +26,18 @@ from sqlglot import exp
 from connector import quality_gate, sinks, sources
 from connector.catalog import ColumnKind, Pipeline, Table
 from connector.expectations import has_quality
+from connector.kafka_source import END_OF_INPUT_OFFSET
 from connector.offset_commit import commit_offsets_now
-from connector.plan import PipelinePlan, QueryPlan, SourcePlan, source_behaviour
+from connector.plan import PipelinePlan, QueryPlan, SourcePlan, ends_with_final_watermark, source_behaviour
 from connector.quality_gate import QualityGate
 from connector.transpile import to_spark_sql, watermark_delay
 from connector.types import spark_type
 
 log = logging.getLogger(__name__)
+
+# The end-of-input row's event time, 9999-12-30T00:00:00Z: later than any record, and clear of the end of
+# Spark's TIMESTAMP range in every session time zone.
+END_OF_TIME_MS = 253_402_128_000_000
 
 
 @dataclass
@@ -49,11 +54,14 @@ def _source_frame(
     with `provenance`: the quality gate's quarantine records and reports name them); `malformed_rows` collects
     skipped malformed records for the gate to quarantine."""
     table = source.table
-    frame = sources.source_dataframe(spark, table, malformed_rows=malformed_rows)
+    end_of_input = ends_with_final_watermark(table, source.bounded)
+    frame = sources.source_dataframe(spark, table, malformed_rows=malformed_rows, end_of_input=end_of_input)
     visible = [c.name for c in table.columns if c.kind is not ColumnKind.COMPUTED]
     # upsert-kafka: a tombstone is a DELETE of its key; the flag travels with `SELECT *` to an upsert/print sink.
     deleted = [sources.DELETED] if sources.DELETED in frame.columns else []
     hidden = deleted + (list(quality_gate.PROVENANCE) if provenance else [])
+    marker_only = [sources.OFFSET] if end_of_input and sources.OFFSET not in hidden else []  # finds the row
+    hidden += marker_only
     computed = [c for c in table.columns if c.kind is ColumnKind.COMPUTED and c.expression is not None]
     if computed:
         raw_view = f"__raw_{source.view}"
@@ -73,8 +81,22 @@ def _source_frame(
             # says otherwise, so the wall-clock value of Flink's TIMESTAMP(3) is kept.
             frame = frame.withColumn(rowtime, F.col(f"`{rowtime}`").cast(TimestampType()))
         delay = watermark_delay(table.watermark.expression, rowtime)
-        frame = frame.withWatermark(rowtime, delay)
-    return frame
+        if end_of_input:
+            # The end-of-input row gets the largest event time before the watermark and is dropped right after
+            # it. Spark pushes filters below the watermark unless they name the event-time column or are
+            # nondeterministic; this one is both, so it stays above the watermark, which so sees the row, and
+            # the query's own filters, which the row would not pass, stay above it too (filters are neither
+            # merged with a nondeterministic one nor pushed through it). `spark_partition_id() >= 0` is the
+            # always-true nondeterministic part.
+            is_marker = F.col(sources.OFFSET) == END_OF_INPUT_OFFSET
+            end_of_time = F.timestamp_millis(F.lit(END_OF_TIME_MS))
+            frame = frame.withColumn(rowtime, F.when(is_marker, end_of_time).otherwise(F.col(f"`{rowtime}`")))
+            frame = frame.withWatermark(rowtime, delay)
+            barrier = F.spark_partition_id() >= 0
+            frame = frame.where(~(is_marker & (F.col(f"`{rowtime}`") == end_of_time)) & barrier)
+        else:
+            frame = frame.withWatermark(rowtime, delay)
+    return frame.drop(*marker_only)
 
 
 def table_frame(spark: SparkSession, table: Table) -> DataFrame:
@@ -128,6 +150,7 @@ def start_query(
     frame = _align(spark.sql(sql), query.sink, query.insert.columns, quality_gate.PROVENANCE if gate else ())
     if gate is not None:
         frame = gate.prepare(frame)
+    _warn_if_input_ended(root / query.checkpoint, query)
     writer = (
         frame.writeStream.queryName(query.name)
         .outputMode(query.output_mode)
@@ -138,6 +161,29 @@ def start_query(
     else:
         writer = writer.trigger(processingTime=query.trigger["processingTime"])
     return sinks.start(frame, query.sink, writer, query.output_mode, gate)
+
+
+def _warn_if_input_ended(checkpoint: Path, query: QueryPlan) -> None:
+    """Warn when the checkpoint's watermark is the end-of-input one ('scan.bounded.end-watermark'): Spark
+    restores it, so windows of this run would drop every new record as late."""
+    logs = checkpoint / "offsets"
+    batches = [int(p.name) for p in logs.iterdir() if p.name.isdigit()] if logs.is_dir() else []
+    if not batches:
+        return
+    lines = (logs / str(max(batches))).read_text(encoding="utf-8").splitlines()
+    try:
+        watermark = int(json.loads(lines[1]).get("batchWatermarkMs", 0))
+    except (IndexError, ValueError, AttributeError):
+        return
+    if watermark > END_OF_TIME_MS - 10 * 365 * 24 * 3600 * 1000:  # the end of time, less any watermark delay
+        log.warning(
+            "Query '%s': checkpoint %s is that of a bounded run that reached the end of its input, and Spark "
+            "restores its watermark, which is at the end of time: event-time windows would drop every new "
+            "record as late. Run with a new checkpoint (Flink starts each bounded job afresh), or set "
+            "'scan.bounded.end-watermark' = 'false' on its sources.",
+            query.name,
+            checkpoint,
+        )
 
 
 def start_all(
@@ -165,6 +211,12 @@ def _gate(pipeline: Pipeline | None, query: QueryPlan, root: Path) -> QualityGat
             raise ValueError(f"the data-quality gate of '{query.sink.name}' needs the pipeline catalog")
         return None
     return quality_gate.for_query(pipeline, query, root)
+
+
+def end_of_input_rows(progress: Mapping[str, Any]) -> int:
+    """Input rows of one StreamingQueryProgress that are no records: the end-of-input rows of bounded scans
+    ('scan.bounded.end-watermark'), which Spark's numInputRows counts."""
+    return sum(int(doc.get("endOfInputRows") or 0) for doc in kafka_source_metrics(progress))
 
 
 def kafka_source_metrics(progress: Mapping[str, Any]) -> list[dict[str, Any]]:

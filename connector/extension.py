@@ -385,10 +385,11 @@ class PipelineSession:
                 vars(self.spark)["sql"] = self._previous_sql
 
 
-def _rows_read(query: StreamingQuery) -> int:
-    """Input rows of the micro-batches the query ran (progress of an idle trigger has no 'addBatch')."""
+def records_read(query: StreamingQuery) -> int:
+    """Records the query's recent micro-batches read (progress of an idle trigger has no 'addBatch'): Spark's
+    numInputRows without the end-of-input rows of bounded scans."""
     batches = {p["batchId"]: p for p in query.recentProgress if "addBatch" in (p.get("durationMs") or {})}
-    return sum(int(p.get("numInputRows") or 0) for p in batches.values())
+    return sum(int(p.get("numInputRows") or 0) - engine.end_of_input_rows(p) for p in batches.values())
 
 
 def finish(running: engine.RunningQuery, timeout: float | None = None) -> bool:
@@ -398,7 +399,7 @@ def finish(running: engine.RunningQuery, timeout: float | None = None) -> bool:
     deadline = None if timeout is None else time.monotonic() + timeout
     query, limit = running.query, running.plan.row_limit
     try:
-        while query.isActive and (limit is None or _rows_read(query) < limit):
+        while query.isActive and (limit is None or records_read(query) < limit):
             if deadline is not None and time.monotonic() >= deadline:
                 return False
             query.awaitTermination(1)

@@ -376,6 +376,17 @@ class KafkaOptions:
         constraint=at_least(1),
         spark_only=True,
     )
+    BOUNDED_END_WATERMARK = ConfigOption(
+        "scan.bounded.end-watermark",
+        BOOLEAN,
+        "With a WATERMARK and a 'scan.bounded.mode': when the bounded scan ends, the table's watermark moves to "
+        "the end of time, so every pending event-time window fires, as Flink's final watermark at the end of "
+        "bounded input does. Spark keeps that watermark in the checkpoint: a later run on the same checkpoint "
+        "would treat new records as late in windows, so start it with a new checkpoint, or set 'false' (then "
+        "windows the data has not closed stay open).",
+        default=True,
+        spark_only=True,
+    )
     POLL_TIMEOUT = ConfigOption(
         "scan.poll-timeout",
         DURATION,
@@ -877,6 +888,7 @@ _KAFKA_SOURCE_OPTIONS = (
     K.FAIL_ON_DATA_LOSS,
     K.MIN_PARTITIONS,
     K.POLL_TIMEOUT,
+    K.BOUNDED_END_WATERMARK,
     K.WATERMARK_EMIT_STRATEGY,
     K.WATERMARK_IDLE_TIMEOUT,
     K.WATERMARK_ALIGNMENT_GROUP,

@@ -31,6 +31,12 @@ Trigger.AvailableNow they are the target, so the query ends when every partition
 specific end offset beyond the data waits for it, as Flink does). Unbounded under AvailableNow: the
 target is the latest offsets when the query starts.
 
+End of input: with `'scan.bounded.end-watermark' = 'true'` given explicitly (kafka-sql's engine does for bounded
+tables with a WATERMARK), the micro-batch that reaches the end of a bounded scan carries one more row, with
+offset -1 (`END_OF_INPUT_OFFSET`), its partition's topic and partition, and NULL everywhere else. The engine
+gives it the largest event time before the watermark and drops it right after, so Spark's watermark passes every
+window, as Flink's final watermark does.
+
 Kafka clients: like Java clients (and so Flink) readers default to `isolation.level=read_uncommitted`
 (librdkafka's default is read_committed); `properties.*` reach librdkafka as they are, except Flink's
 own KafkaSource properties and Java-only ones (see `connector.offsets`).
@@ -45,7 +51,8 @@ own KafkaSource properties and Java-only ones (see `connector.offsets`).
       "committed": {"topic": {"0": 80, "1": 90}},    # offsets this run committed to the group so far
       "commitsSucceeded": 3,
       "commitsFailed": 0,
-      "commitMode": "ON_CHECKPOINTS"                  # or KAFKA_PERIODIC, DISABLED
+      "commitMode": "ON_CHECKPOINTS",                 # or KAFKA_PERIODIC, DISABLED
+      "endOfInputRows": 0                             # 1 when the batch ends with the end-of-input row
     }
 
 Errors meant for the user are `KafkaSourceError` / `DataLossError` (from `connector.offsets`); Spark
@@ -63,7 +70,7 @@ import operator
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import repeat
 from operator import itemgetter
 from typing import cast
@@ -232,14 +239,20 @@ class KafkaSource(DataSource):
         return KafkaBatchReader(self._parsed())
 
 
+# The offset of the end-of-input row (see the module notes); no record has a negative offset.
+END_OF_INPUT_OFFSET = -1
+
+
 @dataclass(frozen=True)
 class KafkaInputPartition(InputPartition):
-    """Records [start, end) of one Kafka partition: everything an executor needs to read them."""
+    """Records [start, end) of one Kafka partition: everything an executor needs to read them; with
+    `end_of_input`, the end-of-input row follows them."""
 
     topic: str
     partition: int
     start: int
     end: int
+    end_of_input: bool = False
 
 
 class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -277,7 +290,9 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.planner.prepare_available_now()
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
-        return self.planner.partitions(from_spark(start), from_spark(end))
+        begin, stop = from_spark(start), from_spark(end)
+        planned = self.planner.partitions(begin, stop)
+        return self.planner.with_end_of_input(planned, stop) if self._settings.end_of_input_row else planned
 
     def commit(self, end: dict) -> None:
         self.planner.commit(from_spark(end))
@@ -334,6 +349,7 @@ class _Planner:
         self._target: Offsets | None = None
         self._watermarks: dict[TopicPartition, Watermarks] = {}
         self._planned: Offsets = {}
+        self._end_of_input_rows = 0  # in the batch just planned (`metrics`)
         self._warned: set[str] = set()
 
     # ---- Spark calls
@@ -382,6 +398,9 @@ class _Planner:
         )
         self._warn(step.warnings)
         self._planned = step.end
+        self._end_of_input_rows = int(
+            self.settings.end_of_input_row and step.end != start and self._completes_bounds(step.end)
+        )
         if self.committer is not None and step.end == start:
             self.committer.flush(COMMIT_FLUSH_SECONDS)  # idle: nothing is delayed by waiting
         return step.end
@@ -411,6 +430,20 @@ class _Planner:
         ranges = split_ranges(batch_ranges(start, end, earliest), self.settings.min_partitions)
         return [KafkaInputPartition(r.topic, r.partition, r.start, r.end) for r in ranges]
 
+    def with_end_of_input(self, planned: list[KafkaInputPartition], end: Offsets) -> list[KafkaInputPartition]:
+        """`planned`, the first range carrying the end-of-input row when `end` completes the bounded scan."""
+        if not end or not self._completes_bounds(end):
+            return planned
+        if not planned:  # every range empty (e.g. records skipped as lost): the row alone
+            topic, partition = min(end)
+            return [KafkaInputPartition(topic, partition, end[(topic, partition)], end[(topic, partition)], True)]
+        return [replace(planned[0], end_of_input=True), *planned[1:]]
+
+    def _completes_bounds(self, end: Offsets) -> bool:
+        """`end` is at or past the end of the bounded scan in every partition."""
+        bounds = self._resolved_bounds(self._assignment())
+        return bounds is not None and all(end.get(tp, bound) >= bound for tp, bound in bounds.items())
+
     def commit(self, end: Offsets) -> None:
         if self.committer is not None:
             self.committer.commit(end)
@@ -429,6 +462,7 @@ class _Planner:
             "commitsSucceeded": self.committer.succeeded if self.committer else 0,
             "commitsFailed": self.committer.failed if self.committer else 0,
             "commitMode": self.mode.value,
+            "endOfInputRows": self._end_of_input_rows,
         }
 
     # ---- partitions, bounds and the Kafka requests behind them
@@ -636,8 +670,11 @@ def read_partition(settings: SourceSettings, partition: KafkaInputPartition) -> 
     collecting = gc.isenabled()
     gc.disable()
     try:
-        yield from _read_range(consumer, settings, partition)
-        consumer.unassign()  # no prefetching (memory, fetch requests) while the consumer waits for a task
+        if partition.start < partition.end:
+            yield from _read_range(consumer, settings, partition)
+            consumer.unassign()  # no prefetching (memory, fetch requests) while the consumer waits for a task
+        if partition.end_of_input:
+            yield _end_of_input_batch(partition.topic, partition.partition)
     except BaseException:
         _CONSUMERS.pop(key, None)  # unknown state after an error: start the next task afresh
         consumer.close()
@@ -853,6 +890,15 @@ def _record_batch(topic: str, partition: int, messages: list[Message], value_siz
         _headers(cast(list[RecordHeaders], list(map(Message.headers, messages)))),
         epochs,
     ]
+    return pa.RecordBatch.from_arrays(columns, schema=ARROW_SCHEMA)
+
+
+def _end_of_input_batch(topic: str, partition: int) -> pa.RecordBatch:
+    """The end-of-input row: offset END_OF_INPUT_OFFSET, the partition's topic and partition, NULL elsewhere."""
+    columns = [pa.nulls(1, field.type) for field in ARROW_SCHEMA]
+    columns[2] = _repeated(topic.encode(), 1)
+    columns[3] = _fixed(ARROW_SCHEMA.types[3], np.full(1, partition, np.int32))
+    columns[4] = _fixed(ARROW_SCHEMA.types[4], np.full(1, END_OF_INPUT_OFFSET, np.int64))
     return pa.RecordBatch.from_arrays(columns, schema=ARROW_SCHEMA)
 
 

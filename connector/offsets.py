@@ -181,6 +181,7 @@ class SourceSettings:
     fail_on_data_loss: bool = True
     min_partitions: int | None = None
     poll_timeout_ms: int = 2 * 60 * 1000
+    end_of_input_row: bool = False  # see connector.kafka_source: set only by an explicit option
     commit_on_checkpoint: bool = True
     enable_auto_commit: bool = False
     read_committed: bool = False
@@ -240,6 +241,7 @@ class SourceSettings:
             raise KafkaSourceError("'scan.bounded.mode' is 'group-offsets' but 'properties.group.id' is not set.")
         discovery = _value(opts, KafkaOptions.PARTITION_DISCOVERY_INTERVAL)
         poll_timeout = _value(opts, KafkaOptions.POLL_TIMEOUT)
+        end_watermark: bool | None = _value(opts, KafkaOptions.BOUNDED_END_WATERMARK)
         return cls(
             bootstrap_servers=bootstrap,
             subscription=subscription,
@@ -266,6 +268,11 @@ class SourceSettings:
             fail_on_data_loss=fail_on_data_loss is not False,
             min_partitions=_value(opts, KafkaOptions.MIN_PARTITIONS),
             poll_timeout_ms=max(_millis(poll_timeout), 1),
+            # kafka-sql's engine sets it for bounded tables with a WATERMARK: a plain `flink-kafka` read gets no
+            # extra row unless it asks for one.
+            end_of_input_row=KafkaOptions.BOUNDED_END_WATERMARK.key in opts
+            and end_watermark is True
+            and bounded is not BoundedMode.UNBOUNDED,
             commit_on_checkpoint=_property_flag(properties, "commit.offsets.on.checkpoint", True),
             enable_auto_commit=_property_flag(properties, "enable.auto.commit", False),
             read_committed=_isolation_read_committed(properties.get("isolation.level")),

@@ -153,6 +153,8 @@ def kafka_behaviour(table: Table) -> tuple[bool, dict[str, str]]:
         commit = "DISABLED" + ("" if group else " (no properties.group.id)")
     interval = opts.get(KafkaOptions.PARTITION_DISCOVERY_INTERVAL)
     bounded = bounded_mode != "unbounded"
+    if ends_with_final_watermark(table, bounded):
+        stop += "; the watermark then moves to the end of time, firing every open window"
     if bounded or not interval or interval <= timedelta(0):
         discovery = "off: partitions fixed at start"
     else:
@@ -166,6 +168,17 @@ def kafka_behaviour(table: Table) -> tuple[bool, dict[str, str]]:
         "commit": commit,
         "discovery": discovery,
     }
+
+
+def ends_with_final_watermark(table: Table, bounded: bool) -> bool:
+    """A bounded Kafka scan of a table with a WATERMARK ends with the end-of-input row, which moves the
+    watermark to the end of time ('scan.bounded.end-watermark': Flink's final watermark)."""
+    return (
+        table.connector in ("kafka", "upsert-kafka")
+        and bounded
+        and table.watermark is not None
+        and resolve(table).get(KafkaOptions.BOUNDED_END_WATERMARK) is True
+    )
 
 
 def _duration_words(value: timedelta) -> str:

@@ -163,7 +163,7 @@ class _Tally:
             if batch in self.batches or "addBatch" not in (progress.get("durationMs") or {}):
                 continue
             self.batches.add(batch)
-            self.rows += int(progress.get("numInputRows") or 0)
+            self.rows += int(progress.get("numInputRows") or 0) - engine.end_of_input_rows(progress)
             self.malformed += _malformed(progress)
 
     def summary(self) -> str:

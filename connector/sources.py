@@ -57,7 +57,7 @@ from connector.catalog import ColumnKind, Table
 from connector.diagnostics import Diagnostic, PipelineError
 from connector.factories import DatagenOptions, FilesystemOptions, KafkaOptions
 from connector.formats import Decoded, PayloadFormat
-from connector.kafka_source import KafkaSource
+from connector.kafka_source import END_OF_INPUT_OFFSET, KafkaSource
 from connector.options import ConfigOption
 from connector.types import spark_type
 
@@ -81,9 +81,12 @@ def source_dataframe(
     table: Table,
     option_overrides: Mapping[str, str] | None = None,
     malformed_rows: bool = False,
+    end_of_input: bool = False,
 ) -> DataFrame:
     """The streaming rows of `table`; `option_overrides` replace table options (e.g. from OPTIONS hints);
-    `malformed_rows` collects skipped malformed records in the malformed-records observation."""
+    `malformed_rows` collects skipped malformed records in the malformed-records observation; with
+    `end_of_input` a bounded Kafka scan ends with the end-of-input row (`OFFSET` = END_OF_INPUT_OFFSET, NULL
+    columns: see `connector.kafka_source`)."""
     if option_overrides:
         table = dataclasses.replace(table, options={**table.options, **option_overrides})
     connector = table.connector
@@ -92,8 +95,9 @@ def source_dataframe(
         source_options = dict(table.options)
         if connector == "upsert-kafka":  # always reads from the earliest offset (a fixed value of its factory)
             source_options["scan.startup.mode"] = str(options.resolve(table).get(KafkaOptions.SCAN_STARTUP_MODE))
+        source_options[KafkaOptions.BOUNDED_END_WATERMARK.key] = str(end_of_input).lower()
         raw = spark.readStream.format(KafkaSource.name()).options(**source_options).load()
-        return kafka_rows(raw, table, malformed_rows=malformed_rows)
+        return kafka_rows(raw, table, malformed_rows=malformed_rows, end_of_input=end_of_input)
     if connector == "datagen":
         return datagen_rows(spark, table)
     if connector == "filesystem":
@@ -184,11 +188,16 @@ def _require_value_format(table: Table) -> PayloadFormat:
 
 
 def kafka_rows(
-    raw: DataFrame, table: Table, observation: str | Observation | None = None, malformed_rows: bool = False
+    raw: DataFrame,
+    table: Table,
+    observation: str | Observation | None = None,
+    malformed_rows: bool = False,
+    end_of_input: bool = False,
 ) -> DataFrame:
     """Decode raw `flink-kafka` rows (key, value, topic, partition, offset, timestamp, ...) into the
     table's columns plus the hidden ones; `observation` overrides the malformed-records metric, which
-    collects the skipped records too with `malformed_rows`."""
+    collects the skipped records too with `malformed_rows`; with `end_of_input` the end-of-input row is kept
+    (NULL columns), neither a delete nor malformed."""
     upsert = table.connector == "upsert-kafka"
     value_fmt = _require_value_format(table)
     key_fmt = PayloadFormat.of(table, "key")
@@ -203,7 +212,8 @@ def kafka_rows(
     frame, decoded = formats.staged(raw, formats.records(F.col("value"), value_fmt), decode_record)
     value, key = decoded[0], (decoded[1] if key_fmt is not None else None)
 
-    deleted = F.col("value").isNull() if upsert else F.lit(False)
+    marker = (F.col("offset") == END_OF_INPUT_OFFSET) if end_of_input else F.lit(False)
+    deleted = F.col("value").isNull() & ~marker if upsert else F.lit(False)
     key_values = key.values if key is not None else {}
     selected: list[Column] = []
     for column in _columns(table):
@@ -222,9 +232,9 @@ def kafka_rows(
 
     key_ok = ~key.absent & ~key.malformed if key is not None else F.lit(True)
     value_ok = deleted | (~value.absent & ~value.malformed)
-    malformed = (key.malformed if key is not None else F.lit(False)) | (~deleted & value.malformed)
-    key_problem = key.problem if key is not None else F.lit(None).cast(StringType())
-    value_problem = F.when(~deleted, value.problem)
+    malformed = ((key.malformed if key is not None else F.lit(False)) | (~deleted & value.malformed)) & ~marker
+    key_problem = F.when(~marker, key.problem) if key is not None else F.lit(None).cast(StringType())
+    value_problem = F.when(~deleted & ~marker, value.problem)
     hidden = [F.col("topic").alias(TOPIC), F.col("partition").alias(PARTITION), F.col("offset").alias(OFFSET)]
     if upsert:
         hidden.append(deleted.alias(DELETED))
@@ -236,7 +246,7 @@ def kafka_rows(
         key_problem.alias(_KEY_PROBLEM),
         value_problem.alias(_VALUE_PROBLEM),
         malformed.alias(_MALFORMED),
-        (key_ok & value_ok).alias(_KEEP),
+        ((key_ok & value_ok) | marker).alias(_KEEP),
     )
     origin = formats.kafka_origin(F.col(TOPIC), F.col(PARTITION), F.col(OFFSET))
     checks = [formats.failure(value_fmt, F.col(_VALUE_PROBLEM), origin)]

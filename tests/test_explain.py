@@ -126,6 +126,14 @@ def test_bounded_mode_is_described_and_runs_available_now(
     assert document["queries"][0]["trigger"] == {"availableNow": True}
 
 
+def test_the_end_of_a_bounded_scan_fires_open_windows_unless_switched_off(capsys: pytest.CaptureFixture[str]) -> None:
+    document = explain_json(capsys, "sql/reference/bounded_end_watermark.sql")
+
+    fired, left_open = source(document, 0), source(document, 1)
+    assert fired["stop"].endswith("; the watermark then moves to the end of time, firing every open window")
+    assert left_open["stop"] == "latest offsets when the query starts, then finish"
+
+
 def test_commit_mode_follows_the_group_id(capsys: pytest.CaptureFixture[str]) -> None:
     with_group = source(explain_json(capsys, "sql/reference/startup_group_offsets.sql"))
     without_group = source(explain_json(capsys, "sql/reference/startup_earliest_offset.sql"))

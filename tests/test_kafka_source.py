@@ -20,6 +20,7 @@ from confluent_kafka.admin import AdminClient
 
 from connector import broker
 from connector.kafka_source import (
+    END_OF_INPUT_OFFSET,
     MAX_BATCH_RECORDS,
     KafkaInputPartition,
     KafkaSource,
@@ -597,6 +598,39 @@ def test_max_records_per_batch_bounds_every_micro_batch(
     assert query.records() == sorted(
         [(topic, 0, i, f"a{i}") for i in range(10)] + [(topic, 1, i, f"b{i}") for i in range(6)]
     )
+
+
+@pytest.mark.slow
+def test_the_batch_that_ends_a_bounded_scan_carries_the_end_of_input_row_when_asked(
+    source: SparkSession,
+    kafka_bootstrap: str,
+    topic_factory: Callable[..., str],
+    produce: Produce,
+    tmp_path: Path,
+) -> None:
+    topic = topic_factory(partitions=2)
+    fill(produce, topic, 0, *(f"a{i}" for i in range(5)))
+    fill(produce, topic, 1, *(f"b{i}" for i in range(3)))
+    bounded = {"scan.startup.mode": "earliest-offset", "scan.bounded.mode": "latest-offset"}
+    asked = {**bounded, "scan.max-records-per-batch": "3", "scan.bounded.end-watermark": "true"}
+
+    query = Query(source, options(kafka_bootstrap, topic, **asked), tmp_path / "asked").finish()
+
+    markers = [[r for r in batch if r[2] == END_OF_INPUT_OFFSET] for batch in query.batches]
+    assert markers[:-1] == [[]] * (len(markers) - 1)  # only the last batch, once
+    assert markers[-1] == [(topic, 0, END_OF_INPUT_OFFSET, "")]
+    [row] = [r for r in query.rows if r.offset == END_OF_INPUT_OFFSET]
+    assert (row.key, row.value, row.timestamp, row.headers) == (None, None, None, None)
+    records = [r for r in query.records() if r[2] != END_OF_INPUT_OFFSET]
+    assert records == values(topic, 0, *enumerate(f"a{i}" for i in range(5))) + values(
+        topic, 1, *enumerate(f"b{i}" for i in range(3))
+    )
+    # Not asked for (the option's default is for kafka-sql tables), or unbounded: no such row.
+    plain = Query(source, options(kafka_bootstrap, topic, **bounded), tmp_path / "plain").finish()
+    assert all(r.offset >= 0 for r in plain.rows) and len(plain.rows) == 8
+    unbounded = {"scan.startup.mode": "earliest-offset", "scan.bounded.end-watermark": "true"}
+    endless = Query(source, options(kafka_bootstrap, topic, **unbounded), tmp_path / "unbounded").finish()
+    assert all(r.offset >= 0 for r in endless.rows) and len(endless.rows) == 8
 
 
 @pytest.mark.slow

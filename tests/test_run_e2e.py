@@ -10,6 +10,7 @@ own log included: then `kafka-sql` runs as a subprocess.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -278,13 +279,14 @@ GROUP BY window_start, window_end, user_name;
 
 
 @pytest.mark.slow
-def test_tumbling_window_writes_the_closed_windows_to_kafka(
+def test_tumbling_window_writes_every_window_of_a_bounded_input_to_kafka(
     spark: SparkSession,
     kafka_bootstrap: str,
     topic_factory: Callable[..., str],
     produce: Produce,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     source, sink = topic_factory(partitions=2), topic_factory(partitions=1)
     start = datetime(2026, 1, 1, 10, 0, tzinfo=timezone.utc)
@@ -303,12 +305,11 @@ def test_tumbling_window_writes_the_closed_windows_to_kafka(
     result = run(capsys, sql, tmp_path / "checkpoints", brokers=kafka_bootstrap, topic=source, out=sink)
 
     assert result.code == 0, result.err
-    # The watermark ends at 10:03:30 - 5 s: the windows up to 10:03 are closed, the 10:03 window is not.
+    # The data's watermark ends at 10:03:30 - 5 s, which closes the windows up to 10:03; the end of the bounded
+    # scan moves it to the end of time (Flink's final watermark), so the 10:03 windows are emitted too.
     windows: dict[tuple[datetime, str], list[int]] = {}
     for at, user, clicks in events:
-        minute = at.replace(second=0)
-        if minute + timedelta(minutes=1) <= events[-1][0] - timedelta(seconds=5):
-            windows.setdefault((minute, user), []).append(clicks)
+        windows.setdefault((at.replace(second=0), user), []).append(clicks)
     expected = [
         {
             "window_start": f"{minute:%Y-%m-%d %H:%M:%S}",
@@ -319,9 +320,21 @@ def test_tumbling_window_writes_the_closed_windows_to_kafka(
         }
         for (minute, user), clicks in windows.items()
     ]
-    assert len(expected) == 9
+    assert len(expected) == 12
     key = json.dumps
     assert sorted(read_topic(kafka_bootstrap, sink), key=key) == sorted(expected, key=key)
+
+    assert "22 record(s) read" in result.err  # the end-of-input row is no record
+
+    # A later bounded run on that checkpoint restores the end-of-time watermark: the user is told.
+    later = start + timedelta(minutes=10)
+    produce_json(produce, source, [(0, {"user_name": "ann", "clicks": 1})], [int(later.timestamp() * 1000)])
+    with caplog.at_level(logging.WARNING, logger="connector.engine"):
+        again = run(capsys, sql, tmp_path / "checkpoints", brokers=kafka_bootstrap, topic=source, out=sink)
+    assert again.code == 0, again.err
+    assert "1 record(s) read" in again.err
+    assert any("reached the end of its input" in r.getMessage() for r in caplog.records)
+    assert len(read_topic(kafka_bootstrap, sink)) == 12  # the late record opened no window
 
 
 # ---- a failing sink ------------------------------------------------------------------------------------
@@ -496,11 +509,16 @@ QUICKSTART_REVENUE = [
     "revenue> +I[2026-01-01T10:04, 2026-01-01T10:05, alice, 3, 180.34999999999997]",
     "revenue> +I[2026-01-01T10:04, 2026-01-01T10:05, bob, 1, 78.48]",
     "revenue> +I[2026-01-01T10:04, 2026-01-01T10:05, carol, 2, 73.61]",
+    # the windows the end of the bounded input fires (Flink's final watermark)
+    "revenue> +I[2026-01-01T10:05, 2026-01-01T10:06, alice, 2, 69.82000000000001]",
+    "revenue> +I[2026-01-01T10:05, 2026-01-01T10:06, bob, 2, 95.47]",
+    "revenue> +I[2026-01-01T10:05, 2026-01-01T10:06, carol, 1, 54.17]",
+    "revenue> +I[2026-01-01T10:06, 2026-01-01T10:07, bob, 1, 72.34]",
 ]
 
 
 @pytest.mark.slow
-def test_quickstart_prints_the_refunds_and_the_closed_windows(
+def test_quickstart_prints_the_refunds_and_every_window(
     spark: SparkSession, kafka_bootstrap: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     examples = ROOT / "sql" / "examples"

@@ -25,7 +25,7 @@ connector.install(spark, variables={"brokers": brokers})
 # returns when both INSERTs have read everything (the print sinks show their rows meanwhile).
 queries = spark.sql(Path(__file__).with_name("quickstart.sql").read_text())
 for query in queries:
-    rows = sum(progress["numInputRows"] for progress in query.recentProgress)
+    rows = connector.records_read(query)  # Spark's numInputRows also counts the end of the bounded input
     print(f"{query.name}: finished, {rows} input rows")
 
 # The pipeline's tables are Spark tables too.
