@@ -568,6 +568,9 @@ class QualityGate:
 
         rules = zip(self.rules, outcomes, strict=True)
         wanted = [i for i, (rule, outcome) in enumerate(rules) if rule.has_violations and outcome.unexpected_count]
+        unique_rules = [i for i, rule in enumerate(self.rules) if rule.type == expectations.UNIQUE]
+        if not wanted and not any(outcomes[i].unexpected_count for i in unique_rules):
+            return {}  # nothing to sample: no job at all
         data = [F.col(f"`{c}`") for c in self._data_columns(frame) if c != sinks.DELETED]
         provenance = [F.col(c) for c in PROVENANCE]
         parts = []
