@@ -61,7 +61,7 @@ def topic_factory(kafka_bootstrap: str, request: pytest.FixtureRequest) -> Calla
 
 
 @pytest.fixture
-def produce(kafka_bootstrap: str) -> Callable[[str, Sequence[Record]], None]:
+def produce(kafka_bootstrap: str) -> Iterator[Callable[[str, Sequence[Record]], None]]:
     """`produce(topic, records)`: write records in order and wait until the broker acknowledged all.
 
     Keys without an explicit partition are placed with murmur2, the partitioner of Java clients
@@ -98,7 +98,8 @@ def produce(kafka_bootstrap: str) -> Callable[[str, Sequence[Record]], None]:
         if undelivered or failures:
             raise AssertionError(f"producing to {topic!r}: {undelivered} undelivered, errors {failures}")
 
-    return send
+    yield send
+    producer.close()  # not left to the garbage collector, which may run after the broker stopped
 
 
 @pytest.fixture(scope="session")
