@@ -84,10 +84,10 @@ def _source_frame(
         if end_of_input:
             # The end-of-input row gets the largest event time before the watermark and is dropped right after
             # it. Spark pushes filters below the watermark unless they name the event-time column or are
-            # nondeterministic; this one is both, so it stays above the watermark, which so sees the row, and
-            # the query's own filters, which the row would not pass, stay above it too (filters are neither
-            # merged with a nondeterministic one nor pushed through it). `spark_partition_id() >= 0` is the
-            # always-true nondeterministic part.
+            # nondeterministic; this one is both, so it stays above the watermark, and the watermark sees the
+            # row. The query's own filters, which the row would not pass, stay above it too: Spark neither
+            # merges a filter with a nondeterministic one nor pushes one through it. `spark_partition_id() >= 0`
+            # is the always-true nondeterministic part.
             is_marker = F.col(sources.OFFSET) == END_OF_INPUT_OFFSET
             end_of_time = F.timestamp_millis(F.lit(END_OF_TIME_MS))
             frame = frame.withColumn(rowtime, F.when(is_marker, end_of_time).otherwise(F.col(f"`{rowtime}`")))
@@ -170,11 +170,11 @@ def _warn_if_input_ended(checkpoint: Path, query: QueryPlan) -> None:
     batches = [int(p.name) for p in logs.iterdir() if p.name.isdigit()] if logs.is_dir() else []
     if not batches:
         return
-    lines = (logs / str(max(batches))).read_text(encoding="utf-8").splitlines()
     try:
+        lines = (logs / str(max(batches))).read_text(encoding="utf-8").splitlines()
         watermark = int(json.loads(lines[1]).get("batchWatermarkMs", 0))
-    except (IndexError, ValueError, AttributeError):
-        return
+    except (OSError, IndexError, ValueError, AttributeError):
+        return  # Spark reports an unreadable checkpoint itself
     if watermark > END_OF_TIME_MS - 10 * 365 * 24 * 3600 * 1000:  # the end of time, less any watermark delay
         log.warning(
             "Query '%s': checkpoint %s is that of a bounded run that reached the end of its input, and Spark "
