@@ -5,8 +5,9 @@
 Starts a broker (`connector.broker`), produces --records JSON records of about 200 bytes to a fresh
 4-partition topic and measures, on the same topic, each --repeats times (medians are reported):
 
-* the raw confluent-kafka consume loop: one consumer, `consume(num_messages=10000)` batches, each
-  record's error() checked, nothing else: the ceiling for a Python reader (in this process);
+* the raw confluent-kafka consume loop: one consumer with the source's reader settings (READER_DEFAULTS),
+  `consume(num_messages=CONSUME_RECORDS)` batches as the source asks for them, each record's error()
+  checked, nothing else: the ceiling for a Python reader (in this process);
 * `flink-kafka` source -> noop sink, Trigger.AvailableNow, a fresh checkpoint each run;
 * Spark's built-in Kafka source (spark-sql-kafka-0-10, resolved with mvn: `connector.spark_jars`) -> noop;
 * end to end, JSON parse + filter + Kafka sink to another topic: the kafka-sql engine running a small SQL
@@ -43,7 +44,7 @@ from pathlib import Path
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from connector import broker
-from connector.kafka_source import READER_DEFAULTS
+from connector.kafka_source import CONSUME_RECORDS, READER_DEFAULTS
 
 sys.path.insert(0, str(Path(__file__).parent))
 from procs import Monitor
@@ -112,7 +113,7 @@ def raw_consume(bootstrap: str, topic: str, count: int, broker_pid: int) -> dict
         started = time.perf_counter()
         seen = 0
         while seen < count:
-            for message in consumer.consume(num_messages=10_000, timeout=1.0):
+            for message in consumer.consume(num_messages=CONSUME_RECORDS, timeout=1.0):
                 if message.error() is None:
                     seen += 1
         wall = time.perf_counter() - started

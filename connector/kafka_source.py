@@ -158,7 +158,15 @@ MAX_BATCH_BYTES = 4 * 1024 * 1024
 # 5-10x slower than the broker (measured); a reader task reads one partition. A prefetch queue costs about
 # three times its size in memory (librdkafka's per-message overhead): 4 MB (~12 ms of reading) keeps a
 # reader's peak RSS about 35 MB under the 16 MB queue with no loss of throughput (measured).
-READER_DEFAULTS = {"queued.max.messages.kbytes": "4096", "fetch.queue.backoff.ms": "10"}
+# A cached reader consumer moves from range to range; after a range that ends at the end of the log its
+# last prefetch waits at the broker for new records up to fetch.wait.max.ms (500 ms by default), and the
+# next range's first fetch waits behind it: 10 ms made four consecutive ranges of 250k records read in
+# 0.8 s instead of 2.5 s (measured). Reader ranges lie within existing records, so a reader only waits at
+# the end of the log after it has read its range.
+READER_DEFAULTS = {"queued.max.messages.kbytes": "4096", "fetch.queue.backoff.ms": "10", "fetch.wait.max.ms": "10"}
+# Records asked of librdkafka per consume() call: larger calls (10,000) cost about 20% more CPU and wall
+# time for the same records (measured; more objects alive at once), smaller ones more calls.
+CONSUME_RECORDS = 1000
 # Planner (admin client) defaults a user may override with properties.*: librdkafka drops the bootstrap
 # connection once it knows the brokers, and the first metadata request then often waits for the next
 # connection, which it delays by reconnect.backoff.ms / 2 (at least 11 ms): 50 ms by default, before every
@@ -696,7 +704,8 @@ def _read_range(consumer: Consumer, settings: SourceSettings, part: KafkaInputPa
     timeout = settings.poll_timeout_ms / 1000.0
     deadline = time.monotonic() + timeout
     while position < part.end:
-        messages = consumer.consume(num_messages=batch.room(part.end - position), timeout=min(1.0, timeout))
+        wanted = min(CONSUME_RECORDS, batch.room(part.end - position))
+        messages = consumer.consume(num_messages=wanted, timeout=min(1.0, timeout))
         if not messages:
             if time.monotonic() > deadline:
                 raise KafkaSourceError(

@@ -26,6 +26,7 @@ from connector.kafka_source import (
     KafkaSource,
     close_cached_consumers,
     read_partition,
+    reader_config,
 )
 from connector.offset_commit import commit_offsets_now
 from connector.offsets import DataLossError, SourceSettings, to_json
@@ -752,6 +753,35 @@ def test_reader_yields_bounded_arrow_batches(kafka_bootstrap: str, topic_factory
     offsets = [o for b in batches for o in b.column("offset").to_pylist()]
     assert offsets == list(range(100, 24_900))
     assert batches[0].column("value")[0].as_py() == b"100"
+
+
+def test_one_cached_reader_reads_consecutive_ranges_of_different_partitions(
+    kafka_bootstrap: str, topic_factory: Callable[..., str]
+) -> None:
+    """A worker's consumer moves on from a range that ended at the end of its log to the next range."""
+    topic = topic_factory(partitions=2)
+    producer = Producer({"bootstrap.servers": kafka_bootstrap, "linger.ms": 20})
+    for i in range(6_000):
+        producer.produce(topic, value=b"%d" % i, partition=i % 2)
+    producer.flush(60)
+    settings = SourceSettings.from_options(
+        options(kafka_bootstrap, topic, **{"scan.startup.mode": "earliest-offset", "scan.poll-timeout": "10 s"})
+    )
+    close_cached_consumers()
+    read = []
+    for partition, start, end in ((0, 0, 3_000), (1, 0, 3_000), (0, 1_000, 2_000)):
+        batches = list(read_partition(settings, KafkaInputPartition(topic, partition, start, end)))
+        read.append([(row["partition"], row["offset"], int(row["value"])) for b in batches for row in b.to_pylist()])
+    assert read[0] == [(0, offset, 2 * offset) for offset in range(3_000)]
+    assert read[1] == [(1, offset, 2 * offset + 1) for offset in range(3_000)]
+    assert read[2] == [(0, offset, 2 * offset) for offset in range(1_000, 2_000)]
+
+
+def test_reader_fetch_settings_can_be_overridden_with_properties() -> None:
+    base = options("localhost:9092", "orders", **{"scan.startup.mode": "earliest-offset"})
+    assert reader_config(SourceSettings.from_options(base))["fetch.wait.max.ms"] == "10"
+    chosen = SourceSettings.from_options({**base, "properties.fetch.wait.max.ms": "250"})
+    assert reader_config(chosen)["fetch.wait.max.ms"] == "250"
 
 
 def test_reader_stops_at_the_end_offset_across_transaction_markers(
