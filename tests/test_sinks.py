@@ -378,3 +378,16 @@ def test_upsert_kafka_source_reads_tombstones_as_deletes(
         (0, 1, 5, False),
         (1, 1, None, True),
     ]
+
+
+def test_results_files_on_the_local_file_system_are_replaced_whole(spark: SparkSession, tmp_path: Path) -> None:
+    """The quality gate's per-batch records: a batch run again replaces its record, and a checksum Hadoop wrote
+    for an earlier version is removed, so Hadoop readers do not reject the new content."""
+    fs = sinks.HadoopFs(spark, str(tmp_path))
+    target = tmp_path / "quality" / "batch-000000000001.json"
+    fs.write_text(str(target), '{"status": "failed"}')
+    (target.parent / f".{target.name}.crc").write_bytes(b"stale")
+    fs.write_text(f"file://{target}", '{"status": "passed"}')
+    assert json.loads(target.read_text()) == {"status": "passed"}
+    assert sorted(p.name for p in target.parent.iterdir()) == [target.name]
+    assert fs.read_text(str(target)) == '{"status": "passed"}'
