@@ -36,9 +36,10 @@ from __future__ import annotations
 import json
 import logging
 import re
+import threading
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from functools import reduce
@@ -271,7 +272,6 @@ class QualityGate:
         self._suite_name = f"{table.name}_expectations"
         self._fs: sinks.HadoopFs | None = None
         # The current batch's offsets and lag, asked for while Spark runs the batch (`_ask_positions`).
-        self._side = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"quality-gate-{table.name}")
         self._positions: Future[tuple[dict[str, Any], dict[str, dict[str, int]] | None]] | None = None
 
     # -- the streaming side --------------------------------------------------------------------------------
@@ -716,12 +716,17 @@ class QualityGate:
         Kafka for the lag behind them, on the gate's side thread, so that neither waits for the other nor
         adds to the batch's time: the Spark job that reads the batch takes far longer."""
         fs = self._results_fs(batch)
+        found: Future[tuple[dict[str, Any], dict[str, dict[str, int]] | None]] = Future()
 
-        def positions() -> tuple[dict[str, Any], dict[str, dict[str, int]] | None]:
-            offsets = self._offsets(fs, batch_id)
-            return offsets, self._lag(offsets["end"])
+        def positions() -> None:
+            try:
+                offsets = self._offsets(fs, batch_id)
+                found.set_result((offsets, self._lag(offsets["end"])))
+            except BaseException as error:  # raised where the record needs them
+                found.set_exception(error)
 
-        self._positions = self._side.submit(positions)
+        threading.Thread(target=positions, name=f"quality-gate-{self.table.name}", daemon=True).start()
+        self._positions = found
 
     def _validation_result(
         self, batch_id: int, outcomes: Sequence[Outcome], samples: Mapping[int, list[Row]], figures: BatchFigures
