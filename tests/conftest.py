@@ -13,6 +13,7 @@ import pytest
 from confluent_kafka import KafkaError, Message, Producer
 
 from connector import broker
+from connector.kafka_sink import close_cached_producers
 from connector.python_launcher import python_executable
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     active = SparkSession.getActiveSession()
     if active is not None:
         active.stop()
+    close_cached_producers()  # the sink's producers made in this process (tests that write directly)
     broker.stop(data_dir)
 
 
