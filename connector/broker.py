@@ -4,6 +4,10 @@ The broker runs from Kafka's own jars, fetched once from Maven Central with `mvn
 `${KAFKA_SQL_HOME:-~/.cache/kafka-sql}/kafka-<version>/`. It runs detached from the Python process
 that started it, so `kafka-sql broker start` can return; `broker.json` in the data directory records
 it so that later calls (from any process) find, reuse or stop it.
+
+Unlike Kafka's defaults, records are kept until deleted (`log.retention.ms` = -1): example and test data
+carry fixed event times, often years old, and Kafka's 7-day time retention deletes such records at its next
+check (every 5 minutes) after they were written. A topic's own `retention.ms` still applies.
 """
 
 from __future__ import annotations
@@ -385,6 +389,7 @@ def _write_config(data_dir: Path, port: int, controller_port: int) -> Path:
         "share.coordinator.state.topic.replication.factor": "1",
         "share.coordinator.state.topic.min.isr": "1",
         "log.segment.bytes": str(16 * 1024 * 1024),
+        "log.retention.ms": "-1",  # see the module notes
         "num.network.threads": "2",
         "num.io.threads": "2",
     }

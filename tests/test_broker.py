@@ -116,6 +116,16 @@ def test_records_round_trip_with_key_partition_timestamp_and_headers(
     assert (received[0].key(), received[0].value(), received[0].offset()) == (None, b"v2", 0)
 
 
+def test_records_with_old_timestamps_are_kept_until_deleted(kafka_bootstrap: str) -> None:
+    """Kafka's default 7-day time retention would delete records stamped years ago within minutes."""
+    name = f"kept-{uuid.uuid4().hex[:8]}"
+    broker.create_topic(kafka_bootstrap, name)
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+    resource = ConfigResource(ResourceType.TOPIC, name)
+    configs = admin.describe_configs([resource])[resource].result(timeout=10)
+    assert configs["retention.ms"].value == "-1"
+
+
 def test_topic_administration_is_visible_in_metadata(kafka_bootstrap: str) -> None:
     name = f"admin-{uuid.uuid4().hex[:8]}"
     broker.create_topic(kafka_bootstrap, name, partitions=2, config={"cleanup.policy": "compact"})
