@@ -306,12 +306,12 @@ def print_profile(path: Path, title: str, top: int = 25) -> None:
         print("py-spy recorded nothing")
         return
     print(f"\nPython workers during {title} ({total} samples), by own time:")
-    for frame, count in own.most_common(top):
-        print(f"  {count / total:6.1%}  {frame}")
+    for frame, samples in own.most_common(top):
+        print(f"  {samples / total:6.1%}  {frame}")
     print("including callees:")
-    for frame, count in within.most_common(top):
+    for frame, samples in within.most_common(top):
         if "process " not in frame:
-            print(f"  {count / total:6.1%}  {frame}")
+            print(f"  {samples / total:6.1%}  {frame}")
 
 
 if __name__ == "__main__":

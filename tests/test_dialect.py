@@ -506,7 +506,7 @@ def test_functions_map_to_sqlglot_expressions() -> None:
     assert isinstance(regexp, exp.RegexpExtract) and regexp.args["group"].name == "0"
     assert isinstance(listagg, exp.GroupConcat)
     assert isinstance(diff, exp.TimestampDiff)
-    assert (diff.this.name, diff.expression.name, diff.unit.name) == ("t2", "t1", "SECOND")
+    assert diff.unit is not None and (diff.this.name, diff.expression.name, diff.unit.name) == ("t2", "t1", "SECOND")
     assert isinstance(date_format, exp.TimeToStr)
 
 

@@ -348,7 +348,7 @@ def test_a_type_expectation_contradicting_the_declared_type_is_a_warning(
 # Verdicts: the gate's one-pass evaluation against plain great-expectations on the same DataFrame
 # ---------------------------------------------------------------------------------------------------------
 
-SUITE = {
+SUITE: dict[str, Any] = {
     "name": "orders",
     "expectations": [
         {"type": "expect_column_values_to_not_be_null", "kwargs": {"column": "country"}},

@@ -24,7 +24,8 @@ from connector.quality_gate import provenance_view, with_provenance
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-ORDERS = [  # (partition, record): offsets are 0, 1, 2, ... per partition in this order
+# (partition, record): offsets are 0, 1, 2, ... per partition in this order
+ORDERS: list[tuple[int, dict[str, Any]]] = [
     (0, {"id": 1, "amount": 10.0, "country": "DE"}),
     (0, {"id": 2, "amount": -5.0, "country": "FR"}),
     (0, {"id": 3, "amount": 20.0, "country": "XX"}),
@@ -46,14 +47,16 @@ def read_topic(bootstrap: str, topic: str, partitions: int = 1) -> list[tuple[in
         assigned = [TopicPartition(topic, p, 0) for p in range(partitions)]
         ends = [consumer.get_watermark_offsets(tp, timeout=30)[1] for tp in assigned]
         consumer.assign(assigned)
-        found = []
+        found: list[tuple[int, int, dict[str, Any]]] = []
         deadline = time.monotonic() + 60
         while len(found) < sum(ends):
             assert time.monotonic() < deadline, f"timed out reading {topic}"
             message = consumer.poll(1)
             if message is None or message.error():
                 continue
-            found.append((message.partition(), message.offset(), json.loads(message.value())))
+            partition, offset, value = message.partition(), message.offset(), message.value()
+            assert partition is not None and offset is not None and value is not None
+            found.append((partition, offset, json.loads(value)))
         return sorted(found, key=lambda r: (r[0], r[1]))
     finally:
         consumer.close()
@@ -236,6 +239,7 @@ END;
 
     # The same figures as StreamingQueryProgress metrics.
     progress = gates["clean"].query.lastProgress
+    assert progress is not None
     observed = progress["observedMetrics"]["quality_clean"]
     assert (observed["rows"], observed["positive"], observed["eu"], observed["small"]) == (6, 2, 2, 1)
 

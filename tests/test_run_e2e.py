@@ -71,13 +71,13 @@ def run(capsys: pytest.CaptureFixture[str], sql: Path, checkpoint: Path, **varia
     return Result(code, captured.out, captured.err)
 
 
-def run_subprocess(sql: Path, checkpoint: Path, timeout: float = 300, **variables: str) -> Result:
+def run_subprocess(sql: Path, checkpoint: Path, **variables: str) -> Result:
     """`kafka-sql run` as a user starts it, with its own Spark; `err` holds Spark's log too."""
     done = subprocess.run(
         [str(KAFKA_SQL), *run_args(sql, checkpoint, variables)],
         capture_output=True,
         text=True,
-        timeout=timeout,
+        timeout=300,
         cwd=sql.parent,
         env={**os.environ, "PYSPARK_PYTHON": sys.executable},
     )
@@ -109,12 +109,13 @@ def read_topic(bootstrap: str, topic: str) -> list[Any]:
         while len(at_end) < len(partitions):
             message = consumer.poll(30)
             assert message is not None, f"timed out reading {topic}"
-            error = message.error()
+            error, partition = message.error(), message.partition()
+            assert partition is not None
             if error is not None:
                 assert error.code() == KafkaError._PARTITION_EOF, error
-                at_end.add(message.partition())
+                at_end.add(partition)
                 continue
-            by_partition[message.partition()].append(json.loads(message.value()))
+            by_partition[partition].append(json.loads(message.value() or b""))
     finally:
         consumer.close()
     return [record for p in sorted(by_partition) for record in by_partition[p]]
@@ -150,7 +151,7 @@ def produce_json(
     produce: Produce, topic: str, records: Sequence[tuple[int, Any]], timestamps: Sequence[int] = ()
 ) -> None:
     """`records` as (partition, value): a dict is written as JSON, bytes as they are."""
-    stamps = list(timestamps) or [None] * len(records)
+    stamps: list[int | None] = [*timestamps] or [None] * len(records)
     produce(
         topic,
         [

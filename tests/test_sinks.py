@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 from confluent_kafka import Consumer, TopicPartition
@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Row, SparkSession
 
 UTC = timezone.utc
-Record = tuple[bytes | None, bytes | None, int, int, list[tuple[str, bytes]]]  # key, value, partition, ms, headers
+# key, value, partition, timestamp (ms), headers
+Record = tuple[bytes | None, bytes | None, int, int, list[tuple[str, bytes | None]]]
 
 
 def table(columns: str, options: dict[str, str], extra: str = "", partitioned_by: str = "") -> Table:
@@ -40,7 +41,7 @@ def table(columns: str, options: dict[str, str], extra: str = "", partitioned_by
     return found
 
 
-def input_rows(spark: SparkSession, folder: Path, rows: Sequence[dict[str, Any]], schema: str) -> DataFrame:
+def input_rows(spark: SparkSession, folder: Path, rows: Sequence[object], schema: str) -> DataFrame:
     """A streaming frame over one JSON-lines file (replayed identically when a batch runs again)."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "part-0.json").write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -89,7 +90,7 @@ def read_topic(bootstrap: str, topic: str, partitions: int, committed_only: bool
                 continue
             partition = message.partition()
             assert partition is not None
-            headers = list(message.headers() or [])
+            headers = cast(list[tuple[str, bytes | None]], list(message.headers() or []))
             records.append((message.key(), message.value(), partition, message.timestamp()[1], headers))
         return records
     finally:
@@ -126,7 +127,7 @@ def kafka_options(bootstrap: str, topic: str, **extra: str) -> dict[str, str]:
     return {"connector": "kafka", "topic": topic, "properties.bootstrap.servers": bootstrap, **extra}
 
 
-ORDERS = [
+ORDERS: list[dict[str, Any]] = [
     {"id": 1, "name": "apple", "ts": "2024-01-02 03:04:05", "hs": {"source": "YQ=="}},
     {"id": 2, "name": None, "ts": "2024-01-02 03:04:06", "hs": {}},
     {"id": 3, "name": "cherry", "ts": "2024-01-02 03:04:07", "hs": {"source": "Yw==", "n": "Mw=="}},
@@ -179,7 +180,7 @@ def test_fixed_partitioner_sends_each_write_task_to_one_partition(
     options = kafka_options(kafka_bootstrap, topic, **{"format": "json", "sink.partitioner": "fixed"})
     rows = [{"id": i} for i in range(12)]
     frame = input_rows(spark, tmp_path / "in", rows, "id INT").repartition(2, "id")
-    task_of = dict(
+    task_of: dict[int, int] = dict(
         spark.createDataFrame(rows, "id INT").repartition(2, "id").select("id", F.spark_partition_id()).collect()
     )
     run(frame, table("id INT", options), tmp_path / "cp")
