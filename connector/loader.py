@@ -3,6 +3,10 @@
 Statement semantics follow Flink's SQL client running a script: statements apply in order (SET/RESET change the
 session, DROP removes, `CREATE TABLE ... LIKE` merges the source table in), and every object remembers where it was
 written in the *original* file (positions are mapped back through the Jinja template).
+
+One difference: Flink submits each INSERT as its statement runs, while kafka-sql plans a file's INSERTs together
+from the catalog the whole file leaves. So dropping or renaming a table or view that an earlier INSERT uses is an
+error at the DROP or RENAME (the INSERT would otherwise lose its table), not something that quietly works.
 """
 
 from __future__ import annotations
@@ -294,6 +298,8 @@ class _Loader:
             table.option_positions.pop(key.name, None)
 
     def rename(self, target: Table | View, new: exp.Expr, where: Position) -> None:
+        if self.in_use(target.name, f"Cannot rename '{target.name}'", "rename it in its CREATE statement", where):
+            return
         if self.pipeline.table(new.name) or self.pipeline.view(new.name):
             self.error(
                 self.node_pos(new, where),
@@ -317,12 +323,50 @@ class _Loader:
         registry = self.pipeline.tables if kind == "TABLE" else self.pipeline.views
         # sqlglot keeps the dropped names in `tables` (one for Flink's DROP TABLE|VIEW).
         for target in node.args.get("tables") or [node.this]:
+            what = f"Cannot drop {kind.lower()} '{target.name}'"
+            if target.name.lower() in registry and self.in_use(
+                target.name, what, "remove this DROP", self.node_pos(target, where)
+            ):
+                continue
             if registry.pop(target.name.lower(), None) is None and not node.args.get("exists"):
                 self.error(
                     self.node_pos(target, where),
                     "unknown-table",
                     f"Cannot drop {kind.lower()} '{target.name}': it is not defined." + _known(self.pipeline),
                 )
+
+
+    def in_use(self, name: str, what: str, fix: str, where: Position) -> bool:
+        """Report `what` as an error when an INSERT so far writes or reads `name` (see the module notes)."""
+        for insert in self.pipeline.inserts:
+            if name.lower() in _used_names(self.pipeline, insert):
+                self.error(
+                    where,
+                    "in-use",
+                    f"{what}: the INSERT INTO '{insert.target}' at line {insert.position.line} uses it. kafka-sql "
+                    "plans all INSERTs of a file once the whole file is read, so they would not find it; "
+                    f"{fix} (a pipeline's tables exist only while it runs).",
+                )
+                return True
+        return False
+
+
+def _used_names(pipeline: Pipeline, insert: Insert) -> set[str]:
+    """Lower-cased names of the tables and views `insert` writes or reads, through the views it reads."""
+    used = {insert.target.lower()}
+    pending: list[exp.Query] = [insert.query]
+    while pending:
+        query = pending.pop()
+        ctes = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
+        for table in query.find_all(exp.Table):
+            name = table.name.lower()
+            if name in ctes or name in used:
+                continue
+            used.add(name)
+            view = pipeline.views.get(name)
+            if view is not None:
+                pending.append(view.query)
+    return used
 
 
 def _select_values(values: exp.Values) -> exp.Select:

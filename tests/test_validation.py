@@ -347,6 +347,28 @@ CASES = [
         "unknown-table",
         ("Cannot drop table 'ordrs'", "Defined: orders."),
     ),
+    Case(
+        "drop-a-table-an-earlier-insert-reads",
+        kafka() + PRINT + READ + f"DROP TABLE {MARK}orders;\n",
+        "in-use",
+        ("Cannot drop table 'orders': the INSERT INTO 'out' at line", "remove this DROP"),
+    ),
+    Case(
+        "drop-a-table-an-earlier-insert-reads-through-a-view",
+        kafka()
+        + "CREATE VIEW big AS SELECT * FROM orders WHERE amount > 100;\n"
+        + PRINT
+        + "INSERT INTO out SELECT id, amount FROM big;\n"
+        + f"DROP TABLE IF EXISTS {MARK}orders;\n",
+        "in-use",
+        ("Cannot drop table 'orders': the INSERT INTO 'out' at line",),
+    ),
+    Case(
+        "rename-the-table-an-earlier-insert-writes",
+        kafka() + PRINT + READ + f"{MARK}ALTER TABLE out RENAME TO totals;\n",
+        "in-use",
+        ("Cannot rename 'out': the INSERT INTO 'out' at line", "rename it in its CREATE statement"),
+    ),
 ]
 
 
@@ -435,6 +457,21 @@ def test_repeated_output_names_are_positional(tmp_path: Path, capsys: pytest.Cap
     [error] = json.loads(capsys.readouterr().out)
     assert (error["line"], error["code"]) == (9, "insert-types")
     assert "the query gives DOUBLE ('amount')" in error["message"]
+
+
+def test_tables_no_earlier_insert_uses_can_be_dropped_after_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "pipeline.sql"
+    path.write_text(
+        kafka()
+        + PRINT
+        + "INSERT INTO out WITH orders AS (SELECT 1 AS id, 2.0 AS amount) SELECT id, amount FROM orders;\n"
+        + "DROP TABLE orders;\n",
+        encoding="utf-8",
+    )
+    assert main(["validate", str(path), "--format", "json", "--var", "brokers=localhost:9092"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
 
 
 def test_dropped_objects_are_gone_and_if_exists_is_quiet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
