@@ -335,7 +335,6 @@ class _Loader:
                     f"Cannot drop {kind.lower()} '{target.name}': it is not defined." + _known(self.pipeline),
                 )
 
-
     def in_use(self, name: str, what: str, fix: str, where: Position) -> bool:
         """Report `what` as an error when an INSERT so far writes or reads `name` (see the module notes)."""
         for insert in self.pipeline.inserts:

@@ -358,11 +358,7 @@ class QualityGate:
         """The sink's columns of the rows no row-level rule drops or quarantines. Built from SQL text: every
         Column built in Python is a call into the JVM, which a running micro-batch keeps busy (40 ms for
         this DataFrame built from Columns, measured)."""
-        removed = [
-            f"`{_FLAG.format(i)}`"
-            for i, rule in enumerate(self.rules)
-            if rule.row_level and rule.action in (Action.QUARANTINE, Action.DROP)
-        ]
+        removed = [f"`{flag}`" for flag in self._flags(Action.QUARANTINE, Action.DROP)]
         kept = frame.where(f"NOT ({' OR '.join(removed)})") if removed else frame
         return kept.selectExpr(*[f"`{c.replace('`', '``')}`" for c in self._data_columns(frame)])
 
@@ -522,11 +518,15 @@ class QualityGate:
                 aggregates.append(F.sum(dropped.cast("long")).alias(_dropped_by(rule)))
         return aggregates
 
+    def _flags(self, *actions: Action) -> list[str]:
+        """The violation flag columns of the row-level rules with one of `actions`."""
+        return [_FLAG.format(i) for i, r in enumerate(self.rules) if r.row_level and r.action in actions]
+
     def _any(self, action: Action) -> Column:
         """True for rows a row-level rule with `action` rejects."""
         from pyspark.sql import functions as F
 
-        flags = [F.col(_FLAG.format(i)) for i, r in enumerate(self.rules) if r.row_level and r.action is action]
+        flags = [F.col(flag) for flag in self._flags(action)]
         return reduce(lambda a, b: a | b, flags) if flags else F.lit(False)
 
     def _failed_names(self, batch_failed: Sequence[bool]) -> Column:
