@@ -67,6 +67,8 @@ log = logging.getLogger(__name__)
 
 PROVENANCE = (sources.TOPIC, sources.PARTITION, sources.OFFSET)
 _FLAG = "__dq_{}"
+# Per row: some row-level rule with this action rejects it (computed once, read by the observation and the filter).
+_REJECTED = {Action.QUARANTINE: "__dq_quarantine", Action.DROP: "__dq_drop"}
 _QUARANTINED, _DROPPED = "__quarantined", "__dropped"  # rows row-level rules quarantine / drop (not quarantine)
 _MALFORMED_ROWS = "__malformed_rows"  # the skipped malformed source records of the batch (Rows)
 
@@ -277,8 +279,9 @@ class QualityGate:
     # -- the streaming side --------------------------------------------------------------------------------
 
     def prepare(self, frame: DataFrame) -> DataFrame:
-        """The query's rows with the provenance columns (NULL when the query cannot carry them) and one
-        violation flag per rule that has one, and the observation `quality_<table>` of every figure the
+        """The query's rows with the provenance columns (NULL when the query cannot carry them), one
+        violation flag per rule that has one and, per action of row-level rules (drop, quarantine), whether
+        one of them rejects the row; and the observation `quality_<table>` of every figure the
         verdicts need (but uniqueness), computed in the pass that reads the batch; Spark reports it in the
         query's progress too."""
         from pyspark.sql import functions as F
@@ -296,7 +299,9 @@ class QualityGate:
                 if upsert:  # a delete of a key is not a row to check
                     violated = violated & ~F.coalesce(F.col(sinks.DELETED), F.lit(False))
                 flags.append(violated.alias(_FLAG.format(index)))
-        frame = frame.select("*", *flags).observe(self.metric_name, *self._aggregates())
+        frame = frame.select("*", *flags)
+        rejected = [_or(self._flags(a)).alias(column) for a, column in _REJECTED.items() if self._flags(a)]
+        frame = frame.select("*", *rejected).observe(self.metric_name, *self._aggregates())
         self._streams = frame.sparkSession.streams  # foreachBatch gets a clone of the session, without them
         if self.quarantine is not None:
             template = self._quarantine_rows(frame, F.array().cast("array<string>"), -1)
@@ -358,7 +363,7 @@ class QualityGate:
         """The sink's columns of the rows no row-level rule drops or quarantines. Built from SQL text: every
         Column built in Python is a call into the JVM, which a running micro-batch keeps busy (40 ms for
         this DataFrame built from Columns, measured)."""
-        removed = [f"`{flag}`" for flag in self._flags(Action.QUARANTINE, Action.DROP)]
+        removed = [f"`{column}`" for action, column in _REJECTED.items() if self._flags(action)]
         kept = frame.where(f"NOT ({' OR '.join(removed)})") if removed else frame
         return kept.selectExpr(*[f"`{c.replace('`', '``')}`" for c in self._data_columns(frame)])
 
@@ -518,16 +523,15 @@ class QualityGate:
                 aggregates.append(F.sum(dropped.cast("long")).alias(_dropped_by(rule)))
         return aggregates
 
-    def _flags(self, *actions: Action) -> list[str]:
-        """The violation flag columns of the row-level rules with one of `actions`."""
-        return [_FLAG.format(i) for i, r in enumerate(self.rules) if r.row_level and r.action in actions]
+    def _flags(self, action: Action) -> list[str]:
+        """The violation flag columns of the row-level rules with `action`."""
+        return [_FLAG.format(i) for i, r in enumerate(self.rules) if r.row_level and r.action is action]
 
     def _any(self, action: Action) -> Column:
         """True for rows a row-level rule with `action` rejects."""
         from pyspark.sql import functions as F
 
-        flags = [F.col(flag) for flag in self._flags(action)]
-        return reduce(lambda a, b: a | b, flags) if flags else F.lit(False)
+        return F.col(_REJECTED[action]) if self._flags(action) else F.lit(False)
 
     def _failed_names(self, batch_failed: Sequence[bool]) -> Column:
         """Per row: the names of the rules it violates (row-level flags, failed batch-level rules)."""
@@ -825,6 +829,12 @@ def _malformed_schema() -> StructType:
 
     types = (StringType(), IntegerType(), LongType(), BinaryType(), BinaryType())
     return Struct([StructField(n, t) for n, t in zip(sources.MALFORMED_FIELDS, types, strict=True)])
+
+
+def _or(flags: Sequence[str]) -> Column:
+    from pyspark.sql import functions as F
+
+    return reduce(lambda a, b: a | b, [F.col(flag) for flag in flags])
 
 
 def _safe(name: str) -> str:
