@@ -160,7 +160,10 @@ def start_query(
         writer = writer.trigger(availableNow=True)
     else:
         writer = writer.trigger(processingTime=query.trigger["processingTime"])
-    return sinks.start(frame, query.sink, writer, query.output_mode, gate)
+    if gate is None:
+        return sinks.start(frame, query.sink, writer, query.output_mode)
+    with quality_gate.planned_without_constraints(spark):
+        return sinks.start(frame, query.sink, writer, query.output_mode, gate)
 
 
 def _warn_if_input_ended(checkpoint: Path, query: QueryPlan) -> None:

@@ -38,8 +38,9 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from functools import reduce
@@ -57,7 +58,7 @@ from connector.factories import QualityOptions
 from connector.types import spark_type
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, Row
+    from pyspark.sql import Column, DataFrame, Row, SparkSession
     from pyspark.sql.streaming import StreamingQueryManager
     from pyspark.sql.types import StructType
 
@@ -210,6 +211,30 @@ def with_provenance(spark_sql: str, views: Mapping[str, Sequence[str]]) -> str |
         table.set("alias", exp.TableAlias(this=exp.to_identifier(table.name, quoted=True)))
     table.set("this", exp.to_identifier(provenance_view(view), quoted=True))
     return tree.sql(dialect="spark")
+
+
+_CONSTRAINT_PROPAGATION = "spark.sql.constraintPropagation.enabled"
+
+
+@contextmanager
+def planned_without_constraints(spark: SparkSession) -> Iterator[None]:
+    """Queries started inside plan without constraint propagation; `spark`'s own setting is restored after.
+
+    A gated query's plan has a rule flag per expectation, each an alias over the source's filters, and Spark
+    re-derives constraints through every alias of every micro-batch's plans (the streaming one, and the
+    batch plans in foreachBatch, which take over its constraints): about 100 ms per batch for a 10-rule
+    suite, measured (`bench/quality_gate.py`), the case Spark's documentation of the setting names. It only
+    infers filters (such as IS NOT NULL before a join); results do not change. Spark copies a session's
+    settings into a query's own session when it starts, so only the gated query is affected."""
+    previous = spark.conf.get(_CONSTRAINT_PROPAGATION, None)
+    spark.conf.set(_CONSTRAINT_PROPAGATION, "false")
+    try:
+        yield
+    finally:
+        if previous is None:
+            spark.conf.unset(_CONSTRAINT_PROPAGATION)
+        else:
+            spark.conf.set(_CONSTRAINT_PROPAGATION, previous)
 
 
 def for_query(pipeline: Pipeline, query: QueryPlan, root: Path) -> QualityGate | None:

@@ -251,6 +251,39 @@ END;
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("users_setting", [None, "true"])
+def test_a_gated_query_plans_without_constraint_propagation_and_leaves_the_session_as_it_was(
+    spark: SparkSession,
+    tmp_path: Path,
+    kafka_bootstrap: str,
+    topic_factory: Callable[..., str],
+    produce: Callable[..., None],
+    users_setting: str | None,
+) -> None:
+    key = "spark.sql.constraintPropagation.enabled"
+    orders = topic_factory()
+    produce_orders(produce, orders, ORDERS[:2])
+    sql = kafka_source("orders", orders, kafka_bootstrap) + (
+        "CREATE TABLE checked (id BIGINT, CONSTRAINT known EXPECT (id IS NOT NULL) ON VIOLATION DROP ROW)\n"
+        "  WITH ('connector' = 'blackhole');\n"
+        "CREATE TABLE unchecked (id BIGINT) WITH ('connector' = 'blackhole');\n"
+        "EXECUTE STATEMENT SET BEGIN\n"
+        "INSERT INTO checked SELECT id FROM orders;\n"
+        "INSERT INTO unchecked SELECT id FROM orders;\n"
+        "END;\n"
+    )
+    if users_setting is not None:
+        spark.conf.set(key, users_setting)
+    try:
+        running = run_to_end(spark, tmp_path, sql)
+        assert spark.conf.get(key, None) == users_setting
+    finally:
+        spark.conf.unset(key)
+    planned = {r.plan.name: r.query._jsq.streamingQuery().sparkSessionForStream().conf().get(key) for r in running}
+    assert planned == {"p.checked": "false", "p.unchecked": users_setting or "true"}
+
+
+@pytest.mark.slow
 def test_malformed_records_go_to_the_quarantine_table_with_their_provenance(
     spark: SparkSession,
     tmp_path: Path,
