@@ -10,9 +10,10 @@ Trigger.AvailableNow:
       min / max / mean) and `'quality.on-failure' = 'drop'`.
 
 Batch time is Spark's `triggerExecution` of each micro-batch of 500k rows; the report gives the medians and
-the ratio b/a (target: at most 1.15). On a machine shared with other work, wall times vary with their load, so
-the report also gives the CPU time a run took (Spark's JVM, its Python workers and this driver process, from
-/proc), which that load hardly changes, per micro-batch and as a ratio.
+the ratio b/a (target: at most 1.15), and the ratio of each repeat's pair of runs, which ran back to back: their
+spread shows how much the machine's other load moved the figures during the run. That load hardly changes the CPU
+time a run takes (Spark's JVM, its Python workers and this driver process, from /proc), so the report gives it
+too, per micro-batch and as a ratio.
 
     .venv/bin/python bench/quality_gate.py [--batches N] [--repeats N] [--rows-per-batch N]
 """
@@ -175,7 +176,7 @@ def spark_session() -> SparkSession:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--batches", type=int, default=3, help="micro-batches per run (default 3)")
-    parser.add_argument("--repeats", type=int, default=3, help="runs of each pipeline, alternating (default 3)")
+    parser.add_argument("--repeats", type=int, default=5, help="runs of each pipeline, alternating (default 5)")
     parser.add_argument("--rows-per-batch", type=int, default=500_000)
     parser.add_argument(
         "--sink",
@@ -199,6 +200,8 @@ def main() -> None:
         expectations.gx_context()  # great-expectations' import (seconds, once per process) is no batch cost
         spark = spark_session()
         times: dict[bool, list[float]] = {False: [], True: []}
+        pairs: list[float] = []  # per repeat: median gated batch time over the median of the plain run before it
+        last_plain: list[float] = []
         cpu: dict[bool, list[float]] = {False: [], True: []}
         for repeat in range(-1, args.repeats):  # run -1 warms the JVM up and is not counted
             for gated in (False, True):
@@ -208,6 +211,10 @@ def main() -> None:
                 if repeat < 0:
                     continue
                 times[gated] += found
+                if gated:
+                    pairs.append(statistics.median(found) / statistics.median(last_plain))
+                else:
+                    last_plain = found
                 cpu[gated].append(used / args.batches)
                 shown = ", ".join(f"{t:.2f}s" for t in found)
                 print(
@@ -221,6 +228,7 @@ def main() -> None:
         print(f"\nmedian batch time (a) without the gate: {plain:.2f}s; CPU per batch {cpu_plain:.2f}s")
         print(f"median batch time (b) with a 10-expectation suite: {gated_median:.2f}s; CPU per batch {cpu_gated:.2f}s")
         print(f"ratio b/a: {ratio:.3f} (target <= {TARGET}: {'met' if ratio <= TARGET else 'NOT met'})")
+        print(f"ratio of each repeat's pair of runs: {', '.join(f'{r:.3f}' for r in pairs)}")
         print(f"CPU time ratio b/a: {cpu_gated / cpu_plain:.3f}")
     finally:
         broker.stop(work / "broker")
