@@ -346,7 +346,6 @@ class QualityGate:
         from pyspark import StorageLevel
 
         started = time.monotonic()
-        self._ask_positions(batch, batch_id)
         if not any(r.type == expectations.UNIQUE for r in self.rules):
             if isinstance(write, sinks.StagingWriter):
                 self._check_staged(batch, batch_id, write, started)
@@ -355,6 +354,7 @@ class QualityGate:
                 self._check_staged(batch, batch_id, _WrittenAtOnce(write), started)
                 return
         cached = batch.persist(StorageLevel.MEMORY_AND_DISK)
+        self._ask_positions(batch, batch_id)
         try:
             cached.count()  # reads the batch into memory, computing the observation on the way
             values = {**self._observed(batch), **self._unique_counts(cached)}
@@ -369,7 +369,9 @@ class QualityGate:
             cached.unpersist()
 
     def _check_staged(self, batch: DataFrame, batch_id: int, write: sinks.StagingWriter, started: float) -> None:
-        staged = write.stage(self._kept(batch), batch_id)
+        kept = self._kept(batch)
+        self._ask_positions(batch, batch_id)  # after the last JVM calls before the job: they share the GIL
+        staged = write.stage(kept, batch_id)
         values = self._observed(batch)
         outcomes = [rule.outcome(int(values["rows"]), values, batch.schema) for rule in self.rules]
         verdict = self._verdict(values, outcomes)
