@@ -324,9 +324,11 @@ class QualityGate:
                 if upsert:  # a delete of a key is not a row to check
                     violated = violated & ~F.coalesce(F.col(sinks.DELETED), F.lit(False))
                 flags.append(violated.alias(_FLAG.format(index)))
-        frame = frame.select("*", *flags)
-        rejected = [_or(self._flags(a)).alias(column) for a, column in _REJECTED.items() if self._flags(a)]
-        frame = frame.select("*", *rejected).observe(self.metric_name, *self._aggregates())
+        rejected = []
+        for action, column in _REJECTED.items():
+            if chosen := self._flags(action):
+                rejected.append(reduce(lambda a, b: a | b, [F.col(flag) for flag in chosen]).alias(column))
+        frame = frame.select("*", *flags).select("*", *rejected).observe(self.metric_name, *self._aggregates())
         self._streams = frame.sparkSession.streams  # foreachBatch gets a clone of the session, without them
         if self.quarantine is not None:
             template = self._quarantine_rows(frame, F.array().cast("array<string>"), -1)
@@ -856,12 +858,6 @@ def _malformed_schema() -> StructType:
 
     types = (StringType(), IntegerType(), LongType(), BinaryType(), BinaryType())
     return Struct([StructField(n, t) for n, t in zip(sources.MALFORMED_FIELDS, types, strict=True)])
-
-
-def _or(flags: Sequence[str]) -> Column:
-    from pyspark.sql import functions as F
-
-    return reduce(lambda a, b: a | b, [F.col(flag) for flag in flags])
 
 
 def _safe(name: str) -> str:
