@@ -151,6 +151,7 @@ def start_query(
     if gate is not None:
         frame = gate.prepare(frame)
     _warn_if_input_ended(root / query.checkpoint, query)
+    _clear_abandoned_first_batch(root / query.checkpoint)
     writer = (
         frame.writeStream.queryName(query.name)
         .outputMode(query.output_mode)
@@ -164,6 +165,28 @@ def start_query(
         return sinks.start(frame, query.sink, writer, query.output_mode)
     with quality_gate.planned_without_constraints(spark):
         return sinks.start(frame, query.sink, writer, query.output_mode, gate)
+
+
+# A file Spark's checkpoint log was writing when its process died: it writes `.<name>.<uuid>.tmp` (and Hadoop's
+# `..<name>.<uuid>.tmp.crc`), then renames it to `<name>`; only a crash leaves one behind.
+_ABANDONED_WRITE = re.compile(r"\.\.?[^.]+\.[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}\.tmp(\.crc)?")
+
+
+def _clear_abandoned_first_batch(checkpoint: Path) -> None:
+    """Delete what a crash during the first batch's planning left in the checkpoint's offset and commit logs.
+
+    With no batch in the offset log, Spark starts at batch 0 and refuses a checkpoint whose `offsets` or
+    `commits` directory holds any file (STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY): a kill while it wrote
+    batch 0's offsets would leave the query unable to restart. Those temporary files were never renamed into
+    the log, so nothing was read or committed under them."""
+    offsets = checkpoint / "offsets"
+    if not offsets.is_dir() or any(p.name.isdigit() for p in offsets.iterdir()):
+        return
+    for directory in (offsets, checkpoint / "commits"):
+        for path in directory.iterdir() if directory.is_dir() else ():
+            if _ABANDONED_WRITE.fullmatch(path.name):
+                log.info("Deleting %s, an offset-log write a crash left unfinished", path)
+                path.unlink()
 
 
 def _warn_if_input_ended(checkpoint: Path, query: QueryPlan) -> None:
