@@ -1,6 +1,6 @@
 """The cost of the data-quality gate: batch time with a 10-expectation suite over batch time without it.
 
-Produces `--batches` x 500k JSON records to a 4-partition topic on a broker started with `connector.broker.start`,
+Produces `--batches` x 500k JSON records to a 4-partition topic on a broker started with `connector.dev.broker.start`,
 then, after one warm-up run of each, alternating `--repeats` times, runs the same pipeline through `kafka-sql`'s
 engine (compile, plan, `engine.start_all`) on local[2] with `'scan.max-records-per-batch' = '500000'`,
 Trigger.AvailableNow:
@@ -33,9 +33,11 @@ from typing import TYPE_CHECKING
 
 from confluent_kafka import Producer
 
-from connector import broker, engine, expectations
-from connector.frontend import compile_file
-from connector.plan import build
+from connector.dev import broker
+from connector.planning.plan import build
+from connector.quality import expectations
+from connector.runtime import engine
+from connector.sql.frontend import compile_file
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

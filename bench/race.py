@@ -2,14 +2,14 @@
 
     .venv/bin/python bench/race.py [--records 1000000] [--repeats 3] [--backlog 10000000] [--profile]
 
-Starts a broker (`connector.broker`), produces --records JSON records of about 200 bytes to a fresh
+Starts a broker (`connector.dev.broker`), produces --records JSON records of about 200 bytes to a fresh
 4-partition topic and measures, on the same topic, each --repeats times (medians are reported):
 
 * the raw confluent-kafka consume loop: one consumer with the source's reader settings (READER_DEFAULTS),
   `consume(num_messages=CONSUME_RECORDS)` batches as the source asks for them, each record's error()
   checked, nothing else: the ceiling for a Python reader (in this process);
 * `flink-kafka` source -> noop sink, Trigger.AvailableNow, a fresh checkpoint each run;
-* Spark's built-in Kafka source (spark-sql-kafka-0-10, resolved with mvn: `connector.spark_jars`) -> noop;
+* Spark's built-in Kafka source (spark-sql-kafka-0-10, resolved with mvn: `connector.runtime.spark_jars`) -> noop;
 * end to end, JSON parse + filter + Kafka sink to another topic: the kafka-sql engine running a small SQL
   file (flink-kafka source, Flink JSON format, flink-kafka-sink), and the built-in source and sink with
   from_json/to_json; plus, to tell source from sink, the flink-kafka source with the built-in sink;
@@ -43,8 +43,8 @@ from pathlib import Path
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from connector import broker
-from connector.kafka_source import CONSUME_RECORDS, READER_DEFAULTS
+from connector.connectors.kafka.source import CONSUME_RECORDS, READER_DEFAULTS
+from connector.dev import broker
 
 sys.path.insert(0, str(Path(__file__).parent))
 from procs import Monitor

@@ -24,12 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 from confluent_kafka.admin import AdminClient
 
-from connector import broker, engine
-from connector.frontend import compile_file
-from connector.kafka_source import KafkaSource
-from connector.plan import build
-from connector.python_launcher import python_executable
-from connector.spark_jars import spark_kafka_jars
+from connector.connectors.kafka.source import KafkaSource
+from connector.dev import broker
+from connector.planning.plan import build
+from connector.runtime import engine
+from connector.runtime.python_launcher import python_executable
+from connector.runtime.spark_jars import spark_kafka_jars
+from connector.sql.frontend import compile_file
 
 sys.path.insert(0, str(Path(__file__).parent))
 from procs import Monitor, Usage, role, snapshot
@@ -253,7 +254,7 @@ class Race:
 
 
 def _session() -> SparkSession:
-    os.environ["PYSPARK_PYTHON"] = python_executable()  # as connector.runner runs a local pipeline
+    os.environ["PYSPARK_PYTHON"] = python_executable()  # as connector.runtime.runner runs a local pipeline
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from connector.cli import main
+from connector.entrypoints.cli import main
 
 SOURCES = 50
 SINKS = 40

@@ -5,9 +5,9 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from connector.extension import builder as builder
-    from connector.extension import install as install
-    from connector.extension import records_read as records_read
+    from connector.entrypoints.extension import builder as builder
+    from connector.entrypoints.extension import install as install
+    from connector.entrypoints.extension import records_read as records_read
 
 _EXTENSION = ("install", "builder", "records_read")
 
@@ -16,7 +16,7 @@ def __getattr__(name: str) -> Any:
     """`connector.install` / `connector.builder` (the session extension) and `connector.records_read`, imported
     on first use so that the CLI's Spark-free verbs never import pyspark."""
     if name in _EXTENSION:
-        from connector import extension
+        from connector.entrypoints import extension
 
         return getattr(extension, name)
     raise AttributeError(f"module 'connector' has no attribute {name!r}")

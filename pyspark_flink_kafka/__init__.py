@@ -1,4 +1,4 @@
-"""Static registration of the `flink-kafka` source (`connector.kafka_source`).
+"""Static registration of the `flink-kafka` source (`connector.connectors.kafka.source`).
 
 Spark imports every top-level `pyspark_*` module on the Python path the first time a session looks up a
 Python data source, and registers its `DefaultSource` under `DefaultSource.name()`. So once kafka-sql is
@@ -9,6 +9,6 @@ without registering anything:
     CREATE TEMPORARY VIEW orders USING `flink-kafka` OPTIONS ('topic' 'orders', ...);
 """
 
-from connector.kafka_source import KafkaSource as DefaultSource
+from connector.connectors.kafka.source import KafkaSource as DefaultSource
 
 __all__ = ["DefaultSource"]

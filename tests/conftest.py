@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 import pytest
 from confluent_kafka import KafkaError, Message, Producer
 
-from connector import broker
-from connector.kafka_sink import close_cached_producers
-from connector.python_launcher import python_executable
+from connector.connectors.kafka.sink import close_cached_producers
+from connector.dev import broker
+from connector.runtime.python_launcher import python_executable
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

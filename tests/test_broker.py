@@ -14,7 +14,7 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, TIMESTAMP_CREATE_TIME, Consumer, Message, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
-from connector import broker
+from connector.dev import broker
 
 
 def _accepts_connections(bootstrap: str) -> bool:

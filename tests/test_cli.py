@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import pytest
 
-from connector.cli import main
+from connector.entrypoints.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 MARK = "‸"
@@ -409,7 +409,7 @@ def test_render_prints_the_sql_after_templating(tmp_path: Path, capsys: pytest.C
 
 def kafka_sql(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "connector.cli", *args],
+        [sys.executable, "-m", "connector.entrypoints.cli", *args],
         cwd=cwd,
         capture_output=True,
         text=True,

@@ -29,7 +29,7 @@ import pytest
 from confluent_kafka import Producer
 from test_run_e2e import KAFKA_SQL, committed, end_offsets, read_topic
 
-from connector import broker
+from connector.dev import broker
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -394,9 +394,9 @@ def test_a_kill_while_the_first_batch_is_planned_does_not_block_the_restart(
     topic_factory: Callable[..., str],
     produce: Callable[..., None],
 ) -> None:
-    from connector import engine
-    from connector.frontend import compile_file
-    from connector.plan import build
+    from connector.planning.plan import build
+    from connector.runtime import engine
+    from connector.sql.frontend import compile_file
 
     topic = topic_factory(partitions=2)
     produce(topic, [(None, json.dumps({"id": i}).encode(), i % 2, None, None) for i in range(10)])

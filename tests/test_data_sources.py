@@ -1,4 +1,4 @@
-"""connector.data_sources.register: a data source the session knows is left as it is; others are registered."""
+"""connector.runtime.data_sources.register: a data source the session knows is left as it is; others are registered."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
-from connector import data_sources
+from connector.runtime import data_sources
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # Spark's workers cannot import this test module
 

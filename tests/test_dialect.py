@@ -8,7 +8,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from connector.dialect import (
+from connector.sql.dialect import (
     Explain,
     MetadataColumnConstraint,
     Reset,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from connector.pytest_plugin import PipelineResult
+from connector.entrypoints.pytest_plugin import PipelineResult
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "sql" / "examples"
 RunPipeline = Callable[..., PipelineResult]

@@ -12,12 +12,12 @@ import pytest
 import sqlglot
 from sqlglot.errors import ParseError
 
-from connector import expectations
-from connector.cli import main
 from connector.diagnostics import PipelineError
-from connector.dialect import ExpectConstraint
-from connector.loader import load_text
-from connector.quality_gate import QualityGate
+from connector.entrypoints.cli import main
+from connector.quality import expectations
+from connector.quality.gate import QualityGate
+from connector.sql.dialect import ExpectConstraint
+from connector.sql.loader import load_text
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

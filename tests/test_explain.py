@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from connector.cli import main
+from connector.entrypoints.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"

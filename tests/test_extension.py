@@ -22,10 +22,10 @@ from pyspark.errors import AnalysisException, ParseException
 from pyspark.sql.streaming import StreamingQuery
 
 import connector
-from connector import extension
+from connector.dev.produce import produce_file
 from connector.diagnostics import PipelineError
-from connector.produce import produce_file
-from connector.runner import RunOptions, run_file
+from connector.entrypoints import extension
+from connector.runtime.runner import RunOptions, run_file
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -7,10 +7,9 @@ from datetime import timedelta
 
 import pytest
 
-from connector.catalog import Column, ColumnKind, Table
+from connector.connectors.declarations import DatagenOptions, FilesystemOptions, KafkaOptions
 from connector.diagnostics import Diagnostic, Position
-from connector.factories import DatagenOptions, FilesystemOptions, KafkaOptions
-from connector.options import (
+from connector.options.framework import (
     format_columns,
     format_options,
     resolve,
@@ -19,6 +18,7 @@ from connector.options import (
     validate_source,
     validate_table,
 )
+from connector.sql.catalog import Column, ColumnKind, Table
 
 FILE = "pipeline.sql"
 Metadata = tuple[str, str, str | None, bool]  # name, type, FROM key (None: the name), VIRTUAL

@@ -21,12 +21,12 @@ from pyspark.errors import PySparkException, StreamingQueryException
 from pyspark.sql import Observation, Row
 from pyspark.sql import functions as F
 
-from connector.catalog import Table
+from connector.connectors.kafka.source import SCHEMA
+from connector.connectors.sources import kafka_rows, source_dataframe
 from connector.diagnostics import PipelineError
-from connector.formats import PayloadFormat, encode
-from connector.kafka_source import SCHEMA
-from connector.loader import load_text
-from connector.sources import kafka_rows, source_dataframe
+from connector.formats.codecs import PayloadFormat, encode
+from connector.sql.catalog import Table
+from connector.sql.loader import load_text
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

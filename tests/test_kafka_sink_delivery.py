@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from connector.kafka_sink import KafkaSinkError, SinkSettings, write_batches
+from connector.connectors.kafka.sink import KafkaSinkError, SinkSettings, write_batches
 
 SCHEMA = pa.schema(
     [

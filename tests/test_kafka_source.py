@@ -18,8 +18,9 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from connector import broker
-from connector.kafka_source import (
+from connector.connectors.kafka.commit import commit_offsets_now
+from connector.connectors.kafka.offsets import DataLossError, SourceSettings, to_json
+from connector.connectors.kafka.source import (
     END_OF_INPUT_OFFSET,
     MAX_BATCH_RECORDS,
     KafkaInputPartition,
@@ -28,8 +29,7 @@ from connector.kafka_source import (
     read_partition,
     reader_config,
 )
-from connector.offset_commit import commit_offsets_now
-from connector.offsets import DataLossError, SourceSettings, to_json
+from connector.dev import broker
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -1,4 +1,4 @@
-"""Flink's Kafka offset rules (connector.offsets, connector.offset_commit), without Kafka or Spark."""
+"""Flink's Kafka offset rules (`connectors.kafka.offsets` and `.commit`), without Kafka or Spark."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from connector.offset_commit import CommitMode, commit_mode
-from connector.offsets import (
+from connector.connectors.kafka.commit import CommitMode, commit_mode
+from connector.connectors.kafka.offsets import (
     BoundedMode,
     DataLossError,
     KafkaSourceError,

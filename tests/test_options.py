@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from connector.catalog import Column, ColumnKind, Table
+from connector.connectors.declarations import CONNECTORS, FORMATS, JsonOptions, KafkaOptions
 from connector.diagnostics import PipelineError, Position
-from connector.factories import CONNECTORS, FORMATS, JsonOptions, KafkaOptions
-from connector.options import (
+from connector.options.framework import (
     BOOLEAN,
     CHAR,
     DURATION,
@@ -25,7 +24,8 @@ from connector.options import (
     resolve,
     validate_table,
 )
-from connector.options_reference import render_markdown
+from connector.options.reference import render_markdown
+from connector.sql.catalog import Column, ColumnKind, Table
 
 FILE = "pipeline.sql"
 KAFKA = {
@@ -277,7 +277,7 @@ def test_unknown_type_text_is_not_parsed() -> None:
 def test_committed_options_reference_is_up_to_date() -> None:
     committed = Path(__file__).resolve().parent.parent / "docs" / "options.md"
     assert committed.read_text(encoding="utf-8") == render_markdown(), (
-        "docs/options.md is stale: run `python -m connector.options_reference > docs/options.md`"
+        "docs/options.md is stale: run `python -m connector.options.reference > docs/options.md`"
     )
 
 

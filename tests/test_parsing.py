@@ -9,8 +9,8 @@ import pytest
 from sqlglot import exp
 
 from connector.diagnostics import Diagnostic, PipelineError
-from connector.dialect import StatementSet, setting_of, table_option_hints
-from connector.parsing import ParsedStatement, node_position, parse_script
+from connector.sql.dialect import StatementSet, setting_of, table_option_hints
+from connector.sql.parsing import ParsedStatement, node_position, parse_script
 
 SCRIPT = """-- Orders pipeline
 SET 'execution.checkpointing.interval' = '10s';

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from connector.pytest_plugin import PipelineResult, PipelineRunError, SinkOutput
+from connector.entrypoints.pytest_plugin import PipelineResult, PipelineRunError, SinkOutput
 
 pytest_plugins = ["pytester"]
 
@@ -47,7 +47,7 @@ def test_a_failing_expectation_fails_the_test_with_a_readable_message(
     outcome.assert_outcomes(failed=1)
     reported = [line[1:].strip() for line in outcome.outlines if line.startswith("E ")]
     assert reported[: reported.index("unexpected rows:") + 2] == [
-        f"connector.pytest_plugin.ExpectationFailed: Sink 'clean_orders' of {ORDERS_SQL} (2 rows) "
+        f"connector.entrypoints.pytest_plugin.ExpectationFailed: Sink 'clean_orders' of {ORDERS_SQL} (2 rows) "
         "does not meet 1 of 2 expectation(s):",
         "expect_column_values_to_be_between(column='amount_eur', max_value=100.0)",
         "observed: 1 of 2 rows unexpected (50.0%), e.g. [138.0]",

@@ -1,4 +1,4 @@
-"""connector.python_launcher: Spark's Python processes import pyspark from site-packages, not from pyspark.zip."""
+"""runtime.python_launcher: Spark's Python processes import pyspark from site-packages, not from pyspark.zip."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pyspark
 import pytest
 
-from connector.python_launcher import _spark_python_path, python_executable
+from connector.runtime.python_launcher import _spark_python_path, python_executable
 
 REPORT = "import json, sys, pyspark; print(json.dumps([pyspark.__file__, sys.path]))"
 

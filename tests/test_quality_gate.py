@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from connector import engine
-from connector.cli import EXIT_OK, EXIT_QUALITY, main
-from connector.dq_report import TableReport, load_records, render
-from connector.frontend import compile_file
-from connector.plan import build
-from connector.quality_gate import provenance_view, with_provenance
+from connector.entrypoints.cli import EXIT_OK, EXIT_QUALITY, main
+from connector.planning.plan import build
+from connector.quality.gate import provenance_view, with_provenance
+from connector.quality.report import TableReport, load_records, render
+from connector.runtime import engine
+from connector.sql.frontend import compile_file
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -2,7 +2,7 @@
 
 Each test writes a pipeline file, produces records, runs it the way a user does (`kafka-sql run FILE
 --checkpoint-dir DIR --var brokers=...`) and checks exactly which records reached the sink, what the consumer
-group holds afterwards and what the run printed. Runs go through `connector.cli.main` in this process (so
+group holds afterwards and what the run printed. Runs go through `connector.entrypoints.cli.main` in this process (so
 they reuse the test SparkSession) unless the test looks at everything a user sees on the terminal, Spark's
 own log included: then `kafka-sql` runs as a subprocess.
 """
@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
-from connector import broker, cli
+from connector.dev import broker
+from connector.entrypoints import cli
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -330,7 +331,7 @@ def test_tumbling_window_writes_every_window_of_a_bounded_input_to_kafka(
     # A later bounded run on that checkpoint restores the end-of-time watermark: the user is told.
     later = start + timedelta(minutes=10)
     produce_json(produce, source, [(0, {"user_name": "ann", "clicks": 1})], [int(later.timestamp() * 1000)])
-    with caplog.at_level(logging.WARNING, logger="connector.engine"):
+    with caplog.at_level(logging.WARNING, logger="connector.runtime.engine"):
         again = run(capsys, sql, tmp_path / "checkpoints", brokers=kafka_bootstrap, topic=source, out=sink)
     assert again.code == 0, again.err
     assert "1 record(s) read" in again.err

@@ -20,9 +20,9 @@ from confluent_kafka import Consumer, TopicPartition
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import functions as F
 
-from connector import sinks, sources
-from connector.catalog import Table
-from connector.loader import load_text
+from connector.connectors import sinks, sources
+from connector.sql.catalog import Table
+from connector.sql.loader import load_text
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Row, SparkSession

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from connector.kafka_source import KafkaSource
+from connector.connectors.kafka.source import KafkaSource
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -9,9 +9,9 @@ import pytest
 import sqlglot
 from sqlglot.errors import ParseError
 
-import connector.dialect  # noqa: F401  (registers read="flink")
+import connector.sql.dialect  # noqa: F401  (registers read="flink")
 from connector.diagnostics import Diagnostic, PipelineError
-from connector.templating import (
+from connector.sql.templating import (
     BUNDLED_TEMPLATES,
     RenderedFile,
     load_vars_file,

@@ -25,8 +25,8 @@ from pyspark.sql import types as T
 from pyspark.sql.streaming import StreamingQuery
 from sqlglot import exp
 
-from connector import dialect
-from connector.transpile import TranspileError, spark_duration, to_spark_sql, transpile, watermark_delay
+from connector.sql import dialect
+from connector.sql.transpile import TranspileError, spark_duration, to_spark_sql, transpile, watermark_delay
 
 BID = [
     ("2020-04-15 08:05:00", "4.00", "C", "supplier1"),

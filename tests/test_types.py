@@ -7,8 +7,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 from sqlglot import exp
 
-from connector import dialect
-from connector.types import (
+from connector.sql import dialect
+from connector.sql.types import (
     CastSupport,
     TypeMappingError,
     cast_support,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from connector.cli import main
+from connector.entrypoints.cli import main
 
 MARK = "‸"
 SERVERS = "'properties.bootstrap.servers' = 'localhost:9092'"

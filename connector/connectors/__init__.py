@@ -1,0 +1,1 @@
+"""Connectors, one package each, found through the registry in this package."""

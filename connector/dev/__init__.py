@@ -1,0 +1,1 @@
+"""Development helpers: an embedded Kafka broker, Maven jar resolution, producing sample data."""

@@ -1,0 +1,1 @@
+"""The ways in: the `kafka-sql` CLI, the session extension (`spark.sql`) and the pytest plugin."""

@@ -1,0 +1,478 @@
+"""pytest plugin (entry point `kafka_sql`): run a pipeline file on given input rows, assert expectations on its sinks.
+
+    import great_expectations as gx
+
+    def test_clean_orders(run_pipeline):
+        result = run_pipeline("sql/examples/orders.sql", inputs={"orders": [{"id": 1, "amount": 9.5}, ...]})
+        result.expect("clean_orders", gx.expectations.ExpectColumnValuesToNotBeNull(column="id"))
+
+`run_pipeline(path, inputs=None, variables=None, timeout=300)` runs the file in bounded mode on a real broker,
+isolated from every other run:
+
+* every Kafka table (kafka, upsert-kafka) gets a fresh topic on the test broker and a fresh consumer group;
+  sources read it from the earliest offset to the latest offset at start ('scan.bounded.mode' =
+  'latest-offset'), and security `properties.*` are dropped (the test broker is plaintext);
+* `inputs` maps a Kafka source table to its rows (dicts of column values; timestamps as datetime or text
+  like '2026-01-01 10:00:09'). They are encoded with the table's own key and value formats, and writable
+  metadata columns (`timestamp`, `headers`) become the record's metadata, then produced in order to one
+  partition;
+* sinks of other connectors (print, blackhole, filesystem) write to a fresh topic as JSON instead, so that
+  every sink's output can be read back;
+* every query must be bounded (Kafka sources always are here; datagen needs 'number-of-rows').
+
+The result holds each sink's output rows, decoded with the sink's formats, in the order they were written.
+For an upsert-kafka sink it is the resulting table: the last row per key, deleted keys left out.
+`result.expect(sink, *expectations)` validates them with Great Expectations (pandas engine) and fails with
+one message per unmet expectation: which one, the observed value, and sample rows.
+
+Fixtures: `run_pipeline`, and the two it uses, which a conftest.py may override: `kafka_bootstrap` (the
+broker at `--kafka-sql-bootstrap` / `KAFKA_SQL_BOOTSTRAP`, else an embedded broker started for the session)
+and `spark` (the active SparkSession, else a small local one for the session). Each run uses its own
+`spark.newSession()`, so temporary views and SQL settings of runs never mix.
+
+The plugin is loaded by every pytest run in an environment where kafka-sql is installed; Spark, the engine
+and Great Expectations are imported when a fixture first needs them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from connector.dev import broker
+from connector.diagnostics import did_you_mean
+from connector.runtime.python_launcher import python_executable
+from connector.sql.catalog import Column, ColumnKind, Pipeline, Table
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from great_expectations.core.batch_definition import BatchDefinition
+    from great_expectations.core.expectation_validation_result import ExpectationValidationResult
+    from great_expectations.expectations import Expectation
+    from pyspark.sql import SparkSession
+
+    from connector.planning.plan import PipelinePlan
+    from connector.runtime.engine import RunningQuery
+
+BOOTSTRAP_ENV = "KAFKA_SQL_BOOTSTRAP"
+KAFKA_CONNECTORS = ("kafka", "upsert-kafka")
+INPUT_METADATA = ("timestamp", "headers")  # metadata an input row may set: the rest is Kafka's to assign
+SAMPLE_ROWS = 5
+# Input records may carry old timestamps (`timestamp` metadata): time-based retention must not delete them.
+TOPIC_CONFIG = {"retention.ms": "-1"}
+_SECURITY_PROPERTY = re.compile(r"properties\.(security\.|sasl\.|ssl\.)")
+_STARTS_AND_BOUNDS = re.compile(r"scan\.(startup|bounded)\.(?!end-watermark$)")  # a test run sets them
+
+
+class PipelineRunError(AssertionError):
+    """The pipeline could not run as asked (bad inputs, unbounded query, failed query); the message says why."""
+
+
+class ExpectationFailed(AssertionError):
+    """A sink's output does not meet expectations; the message lists each failure with rows."""
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Results and expectations
+# ---------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SinkOutput:
+    """What one sink table received: its persisted columns and rows (dicts), in write order."""
+
+    table: str
+    columns: list[str]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    topic: str = ""
+
+
+class PipelineResult:
+    """The outputs of one bounded run of a pipeline file, per sink table."""
+
+    def __init__(self, path: Path, outputs: Mapping[str, SinkOutput]) -> None:
+        self.path = path
+        self.outputs = {name.lower(): output for name, output in outputs.items()}
+
+    @property
+    def sinks(self) -> list[str]:
+        return [o.table for o in self.outputs.values()]
+
+    def output(self, sink: str) -> SinkOutput:
+        found = self.outputs.get(sink.lower())
+        if found is None:
+            raise KeyError(
+                f"'{sink}' is not a sink of {self.path}.{did_you_mean(sink, self.sinks)} "
+                f"Sinks: {', '.join(self.sinks) or 'none'}."
+            )
+        return found
+
+    def rows(self, sink: str) -> list[dict[str, Any]]:
+        return self.output(sink).rows
+
+    def frame(self, sink: str) -> pd.DataFrame:
+        """The sink's rows as a pandas DataFrame (what expectations are evaluated on)."""
+        import pandas as pd
+
+        output = self.output(sink)
+        return pd.DataFrame.from_records(output.rows, columns=output.columns)
+
+    def expect(self, sink: str, *expectations: Expectation) -> PipelineResult:
+        """Validate the sink's rows; raise ExpectationFailed describing every unmet expectation."""
+        __tracebackhide__ = True
+        output = self.output(sink)
+        frame = self.frame(sink)
+        failures = []
+        for expectation in expectations:
+            result = _batch_definition().get_batch(batch_parameters={"dataframe": frame}).validate(
+                expectation, result_format="COMPLETE"
+            )
+            if not result.success:
+                failures.append(_describe(result, output))
+        if failures:
+            raise ExpectationFailed(
+                f"Sink '{output.table}' of {self.path} ({len(output.rows)} rows) does not meet "
+                f"{len(failures)} of {len(expectations)} expectation(s):\n" + "\n".join(failures)
+            )
+        return self
+
+
+@functools.cache
+def _batch_definition() -> BatchDefinition:
+    """One in-memory GX context for the process: a pandas data source whose batches are DataFrames."""
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
+    context = gx.get_context(mode="ephemeral")
+    context.variables.progress_bars = ProgressBarsConfig(globally=False)
+    source = context.data_sources.add_pandas(name="kafka_sql_sinks")
+    return source.add_dataframe_asset(name="sink").add_batch_definition_whole_dataframe("whole")
+
+
+def _describe(result: ExpectationValidationResult, output: SinkOutput) -> str:
+    """One failed expectation: its call, what was observed, and the rows that show it."""
+    rows = output.rows
+    config = result.expectation_config
+    arguments = ", ".join(f"{k}={v!r}" for k, v in (config.kwargs if config else {}).items() if k != "batch_id")
+    lines = [f"  {config.type if config else 'expectation'}({arguments})"]
+    details = result.result or {}
+    error = _exception_message(result.exception_info)
+    if error:
+        lines.append(f"    error: {error}")
+    elif "observed_value" in details:
+        lines.append(f"    observed value: {_plain(details['observed_value'])!r}")
+    elif "unexpected_count" in details:
+        percent = details.get("unexpected_percent") or 0.0
+        values = [_plain(v) for v in list(details.get("partial_unexpected_list") or [])[:SAMPLE_ROWS]]
+        lines.append(
+            f"    observed: {details['unexpected_count']} of {details.get('element_count', len(rows))} rows "
+            f"unexpected ({percent:.1f}%), e.g. {values}"
+        )
+    if error:
+        lines.append(f"    columns: {', '.join(output.columns)}")
+        return "\n".join(lines)
+    indices = [i for i in details.get("unexpected_index_list") or [] if isinstance(i, int) and 0 <= i < len(rows)]
+    sample = [rows[i] for i in indices[:SAMPLE_ROWS]] if indices else list(rows[:SAMPLE_ROWS])
+    lines.append("    unexpected rows:" if indices else "    rows:" if sample else "    rows: none")
+    lines.extend(f"      {_show(row)}" for row in sample)
+    return "\n".join(lines)
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars (what the pandas engine reports) as Python values, so messages read `70.0`."""
+    item = getattr(value, "item", None)
+    return item() if callable(item) and getattr(value, "shape", None) == () else value
+
+
+def _show(row: Mapping[str, Any]) -> str:
+    """A row as `{id: 7, customer: 'GRACE', order_time: 2026-01-01 10:00:30}`."""
+    def value(v: Any) -> str:
+        return v.isoformat(sep=" ") if isinstance(v, datetime) else str(v) if isinstance(v, date) else repr(v)
+
+    return "{" + ", ".join(f"{k}: {value(v)}" for k, v in row.items()) + "}"
+
+
+def _exception_message(info: Any) -> str | None:
+    """GX's exception info: one dict, or one per metric."""
+    if not isinstance(info, dict):
+        return None
+    if "raised_exception" in info:
+        return str(info.get("exception_message")) if info.get("raised_exception") else None
+    messages = [_exception_message(v) for v in info.values()]
+    return next((m for m in messages if m), None)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Running a file in bounded mode
+# ---------------------------------------------------------------------------------------------------------
+
+
+def run_pipeline_file(
+    spark: SparkSession,
+    bootstrap: str,
+    path: str | Path,
+    inputs: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    variables: Mapping[str, str] | None = None,
+    workdir: Path | None = None,
+    timeout: float = 300.0,
+) -> PipelineResult:
+    """Run pipeline file `path` once on `inputs`, isolated on broker `bootstrap`; return its sinks' outputs."""
+    from connector.planning.plan import build
+    from connector.runtime import engine
+    from connector.sql.frontend import compile_file
+
+    path = Path(path)
+    pipeline = compile_file(path, variables).require()
+    run_id = uuid.uuid4().hex[:8]
+    inputs = dict(inputs or {})
+    _check_inputs(pipeline, inputs, path)
+    topics = _isolate(pipeline, bootstrap, run_id)
+    plan = build(pipeline, path.stem)
+    _check_bounded(plan, path)
+    session = spark.newSession()
+    for name, rows in inputs.items():
+        table = pipeline.table(name)
+        assert table is not None  # checked above
+        _produce(session, table, rows)
+    root = workdir or Path(tempfile.mkdtemp(prefix="kafka-sql-test-"))
+    running = engine.start_all(session, plan, root / run_id, pipeline)
+    _wait(running, timeout)
+    outputs: dict[str, SinkOutput] = {}
+    for query in plan.queries:
+        if query.sink.name.lower() not in outputs:
+            outputs[query.sink.name.lower()] = _read_sink(session, query.sink, topics[query.sink.name.lower()])
+    return PipelineResult(path, outputs)
+
+
+def _isolate(pipeline: Pipeline, bootstrap: str, run_id: str) -> dict[str, str]:
+    """Point every Kafka table at a fresh topic on `bootstrap`, and every other sink at one too (JSON)."""
+    sinks = {t.name.lower() for i in pipeline.inserts if (t := pipeline.table(i.target)) is not None}
+    topics: dict[str, str] = {}
+    for key, table in pipeline.tables.items():
+        if table.connector not in KAFKA_CONNECTORS and key not in sinks:
+            continue
+        topic = f"{re.sub(r'[^A-Za-z0-9._-]+', '-', table.name)}-{run_id}"
+        broker.create_topic(bootstrap, topic, config=TOPIC_CONFIG)
+        topics[key] = topic
+        if table.connector in KAFKA_CONNECTORS:
+            options = {k: v for k, v in table.options.items()
+                       if not _SECURITY_PROPERTY.match(k) and not _STARTS_AND_BOUNDS.match(k) and k != "topic-pattern"}
+            if table.connector == "kafka":
+                options["scan.startup.mode"] = "earliest-offset"
+            for unique in ("properties.group.id", "sink.transactional-id-prefix"):
+                if unique in options:
+                    options[unique] = f"{options[unique]}-{run_id}"
+        else:  # a data-quality gate ('quality.*') stays with its sink
+            options = {"connector": "kafka", "format": "json",
+                       **{k: v for k, v in table.options.items() if k.startswith("quality.")}}
+        table.options = {
+            **options,
+            "topic": topic,
+            "properties.bootstrap.servers": bootstrap,
+            "scan.bounded.mode": "latest-offset",
+        }
+    return topics
+
+
+def _check_inputs(pipeline: Pipeline, inputs: Mapping[str, Sequence[Mapping[str, Any]]], path: Path) -> None:
+    for name, rows in inputs.items():
+        table = pipeline.table(name)
+        if table is None:
+            kafka = [t.name for t in pipeline.tables.values() if t.connector in KAFKA_CONNECTORS]
+            raise PipelineRunError(
+                f"inputs: {path} has no table '{name}'.{did_you_mean(name, kafka)} Kafka tables: {', '.join(kafka)}."
+            )
+        if table.connector not in KAFKA_CONNECTORS:
+            raise PipelineRunError(
+                f"inputs: table '{name}' uses connector '{table.connector}'; only Kafka tables take input rows."
+            )
+        allowed = {c.name for c in _input_columns(table)}
+        unknown = sorted({key for row in rows for key in row} - allowed)
+        if unknown:
+            raise PipelineRunError(
+                f"inputs: table '{name}' has no column(s) {', '.join(unknown)} to set. Input columns: "
+                f"{', '.join(c.name for c in _input_columns(table))} (computed columns and read-only metadata "
+                "are derived)."
+            )
+
+
+def _check_bounded(plan: PipelinePlan, path: Path) -> None:
+    for query in plan.queries:
+        if query.bounded or query.row_limit is not None:
+            continue
+        endless = [s.table.name for s in query.sources if not s.bounded and s.row_limit is None]
+        raise PipelineRunError(
+            f"{path}: query '{query.name}' reads unbounded table(s) {', '.join(endless)}; a test run needs "
+            "bounded sources (datagen: set 'number-of-rows'; filesystem: no 'source.monitor-interval')."
+        )
+
+
+def _input_columns(table: Table) -> list[Column]:
+    """Columns an input row may set: physical ones, and metadata Kafka records carry from the producer."""
+    return [
+        dataclasses.replace(c, virtual=False)
+        for c in table.columns
+        if c.kind is ColumnKind.PHYSICAL
+        or (c.kind is ColumnKind.METADATA and (c.metadata_key or c.name) in INPUT_METADATA)
+    ]
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    raise TypeError(f"cannot use {value!r} ({type(value).__name__}) as an input value")
+
+
+def _produce(spark: SparkSession, table: Table, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Encode `rows` with the table's formats and write them, in order, to its topic."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructField, StructType
+
+    from connector.connectors.kafka.sink import KafkaSink
+    from connector.connectors.sinks import kafka_records
+    from connector.runtime import data_sources
+    from connector.sql.types import spark_type
+
+    columns = _input_columns(table)
+    writable = dataclasses.replace(table, columns=columns)
+    schema = StructType([StructField(c.name, spark_type(c.data_type)) for c in columns if c.data_type is not None])
+    lines = spark.createDataFrame([(json.dumps(row, default=_json_value),) for row in rows], "line string")
+    frame = lines.select(F.from_json("line", schema, {"mode": "FAILFAST"}).alias("row")).select("row.*")
+    data_sources.register(spark, KafkaSink)
+    options = {**writable.options, "sink.delivery-guarantee": "at-least-once"}
+    kafka_records(frame.coalesce(1), writable).write.format(KafkaSink.name()).options(**options).mode("append").save()
+
+
+def _wait(running: Sequence[RunningQuery], timeout: float) -> None:
+    """Wait until every query finished; stop them all and raise on a failure or at the timeout."""
+    from connector.entrypoints.extension import QueryFailedError, finish
+
+    deadline = time.monotonic() + timeout
+    try:
+        for r in running:
+            if not finish(r, max(deadline - time.monotonic(), 0.001)):
+                raise PipelineRunError(f"Query '{r.plan.name}' did not finish within {timeout:.0f} s.")
+    except QueryFailedError as err:
+        raise PipelineRunError(str(err)) from None
+    finally:
+        for r in running:
+            r.query.stop()
+
+
+def _read_sink(spark: SparkSession, table: Table, topic: str) -> SinkOutput:
+    """The sink's topic, decoded with its formats; an upsert-kafka sink materialized (last row per key)."""
+    from connector.connectors.kafka.source import KafkaSource
+    from connector.connectors.sources import DELETED, OFFSET, PARTITION, kafka_rows
+    from connector.runtime import data_sources
+
+    data_sources.register(spark, KafkaSource)
+    options = {
+        "topic": topic,
+        "properties.bootstrap.servers": table.options["properties.bootstrap.servers"],
+        "scan.startup.mode": "earliest-offset",
+        "scan.bounded.mode": "latest-offset",
+        "properties.isolation.level": "read_committed",
+    }
+    raw = spark.read.format(KafkaSource.name()).options(**options).load()
+    decoded = kafka_rows(raw, table, observation=f"malformed_{uuid.uuid4().hex}")
+    names = [c.name for c in table.columns if c.persisted]
+    upsert = table.connector == "upsert-kafka"
+    hidden = [PARTITION, OFFSET, *([DELETED] if upsert else [])]
+    records = sorted(decoded.select(*names, *hidden).collect(), key=lambda r: (r[PARTITION], r[OFFSET]))
+    rows = [{n: record.asDict(recursive=True)[n] for n in names} for record in records]
+    if upsert:
+        latest: dict[tuple[Any, ...], dict[str, Any] | None] = {}
+        for record, row in zip(records, rows, strict=True):
+            latest[tuple(row[k] for k in table.primary_key)] = None if record[DELETED] else row
+        rows = [row for row in latest.values() if row is not None]
+    return SinkOutput(table.name, names, rows, topic)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Fixtures
+# ---------------------------------------------------------------------------------------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("kafka-sql")
+    group.addoption(
+        "--kafka-sql-bootstrap",
+        default=None,
+        help=f"Kafka broker for run_pipeline (else ${BOOTSTRAP_ENV}, else an embedded broker for the session)",
+    )
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The broker of `run_pipeline`: the given one, else an embedded broker started for the session."""
+    given = request.config.getoption("kafka_sql_bootstrap") or os.environ.get(BOOTSTRAP_ENV)
+    if given:
+        yield given
+        return
+    data_dir = tmp_path_factory.mktemp("kafka-sql-broker")
+    info = broker.start(data_dir, on_progress=lambda message: print(message, file=sys.stderr))
+    try:
+        yield info.bootstrap
+    finally:
+        broker.stop(data_dir)
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    """The active SparkSession, else a small local one (stopped at the end of the session)."""
+    os.environ.setdefault("PYSPARK_PYTHON", python_executable())
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        yield active
+        return
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("kafka-sql-pytest")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("WARN")
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def run_pipeline(spark: SparkSession, kafka_bootstrap: str, tmp_path: Path) -> Callable[..., PipelineResult]:
+    """`run_pipeline(path, inputs=None, variables=None, timeout=300) -> PipelineResult` (see the module doc)."""
+
+    def run(
+        path: str | Path,
+        inputs: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+        variables: Mapping[str, str] | None = None,
+        timeout: float = 300.0,
+    ) -> PipelineResult:
+        __tracebackhide__ = True
+        return run_pipeline_file(spark, kafka_bootstrap, path, inputs, variables, tmp_path, timeout)
+
+    return run

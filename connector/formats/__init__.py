@@ -1,0 +1,1 @@
+"""Formats, one module each, found through the registry in this package."""

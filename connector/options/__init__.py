@@ -1,0 +1,1 @@
+"""Flink-style option declarations (ConfigOption, connector and format factories), validation and docs."""

@@ -1,0 +1,296 @@
+"""Execute a `PipelinePlan` on a SparkSession: source views, computed columns, watermarks, sinks.
+
+For each planned query the engine registers the query's source views (one per table, or per hinted use),
+then the pipeline's views, runs the transpiled Spark SQL, lines its columns up with the sink's persisted
+columns (Flink's INSERT casts implicitly by position) and starts the sink with the planned trigger,
+output mode and checkpoint location. Views are registered again before each query so that every query
+gets sources configured for it (e.g. only one query per consumer group commits offsets).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.types import TimestampNTZType, TimestampType
+from sqlglot import exp
+
+from connector.connectors import sinks, sources
+from connector.connectors.kafka.commit import commit_offsets_now
+from connector.connectors.kafka.source import END_OF_INPUT_OFFSET
+from connector.planning.plan import PipelinePlan, QueryPlan, SourcePlan, ends_with_final_watermark, source_behaviour
+from connector.quality import gate as quality_gate
+from connector.quality.expectations import has_quality
+from connector.quality.gate import QualityGate
+from connector.sql.catalog import ColumnKind, Pipeline, Table
+from connector.sql.transpile import to_spark_sql, watermark_delay
+from connector.sql.types import spark_type
+
+log = logging.getLogger(__name__)
+
+# The end-of-input row's event time, 9999-12-30T00:00:00Z: later than any record, and clear of the end of
+# Spark's TIMESTAMP range in every session time zone.
+END_OF_TIME_MS = 253_402_128_000_000
+
+
+@dataclass
+class RunningQuery:
+    plan: QueryPlan
+    query: StreamingQuery
+    gate: QualityGate | None = None  # the sink's data-quality gate
+
+
+def _source_frame(
+    spark: SparkSession, source: SourcePlan, provenance: bool = False, malformed_rows: bool = False
+) -> DataFrame:
+    """The table's rows with computed columns and the watermark, hidden provenance columns dropped (kept, last,
+    with `provenance`: the quality gate's quarantine records and reports name them); `malformed_rows` collects
+    skipped malformed records for the gate to quarantine."""
+    table = source.table
+    end_of_input = ends_with_final_watermark(table, source.bounded)
+    frame = sources.source_dataframe(spark, table, malformed_rows=malformed_rows, end_of_input=end_of_input)
+    visible = [c.name for c in table.columns if c.kind is not ColumnKind.COMPUTED]
+    # upsert-kafka: a tombstone is a DELETE of its key; the flag travels with `SELECT *` to an upsert/print sink.
+    deleted = [sources.DELETED] if sources.DELETED in frame.columns else []
+    hidden = deleted + (list(quality_gate.PROVENANCE) if provenance else [])
+    marker_only = [sources.OFFSET] if end_of_input and sources.OFFSET not in hidden else []  # finds the row
+    hidden += marker_only
+    computed = [c for c in table.columns if c.kind is ColumnKind.COMPUTED and c.expression is not None]
+    if computed:
+        raw_view = f"__raw_{source.view}"
+        frame.createOrReplaceTempView(raw_view)
+        select = exp.select(*[exp.column(n, quoted=True) for n in visible + hidden]).from_(raw_view)
+        for col in computed:
+            assert col.expression is not None
+            select = select.select(exp.alias_(col.expression.copy(), col.name, quoted=True))
+        frame = spark.sql(to_spark_sql(select))
+        frame = frame.select(*[F.col(f"`{c.name}`") for c in table.columns], *hidden)
+    else:
+        frame = frame.select(*[F.col(f"`{n}`") for n in visible], *hidden)
+    if table.watermark is not None:
+        rowtime = table.watermark.column
+        if isinstance(frame.schema[rowtime].dataType, TimestampNTZType):
+            # Spark's event time must be TIMESTAMP; the session time zone is UTC unless 'table.local-time-zone'
+            # says otherwise, so the wall-clock value of Flink's TIMESTAMP(3) is kept.
+            frame = frame.withColumn(rowtime, F.col(f"`{rowtime}`").cast(TimestampType()))
+        delay = watermark_delay(table.watermark.expression, rowtime)
+        if end_of_input:
+            # The end-of-input row gets the largest event time before the watermark and is dropped right after
+            # it. Spark pushes filters below the watermark unless they name the event-time column or are
+            # nondeterministic; this one is both, so it stays above the watermark, and the watermark sees the
+            # row. The query's own filters, which the row would not pass, stay above it too: Spark neither
+            # merges a filter with a nondeterministic one nor pushes one through it. `spark_partition_id() >= 0`
+            # is the always-true nondeterministic part.
+            is_marker = F.col(sources.OFFSET) == END_OF_INPUT_OFFSET
+            end_of_time = F.timestamp_millis(F.lit(END_OF_TIME_MS))
+            frame = frame.withColumn(rowtime, F.when(is_marker, end_of_time).otherwise(F.col(f"`{rowtime}`")))
+            frame = frame.withWatermark(rowtime, delay)
+            barrier = F.spark_partition_id() >= 0
+            frame = frame.where(~(is_marker & (F.col(f"`{rowtime}`") == end_of_time)) & barrier)
+        else:
+            frame = frame.withWatermark(rowtime, delay)
+    return frame.drop(*marker_only)
+
+
+def table_frame(spark: SparkSession, table: Table) -> DataFrame:
+    """The rows of source table `table` as a query reads them; the session extension registers tables with it."""
+    bounded, behaviour = source_behaviour(table)
+    frame = _source_frame(spark, SourcePlan(table, table.name, bounded, behaviour))
+    spark.catalog.dropTempView(f"__raw_{table.name}")  # `frame` is analyzed: it no longer needs the raw view
+    return frame
+
+
+def _align(frame: DataFrame, sink: Table, columns: list[str] | None, keep: Sequence[str] = ()) -> DataFrame:
+    """Rename and cast the query's columns, by position, to the sink's persisted columns; `keep` columns of
+    `frame` stay, last."""
+    targets = [c for c in sink.columns if c.persisted]
+    chosen = [sink.column(n) for n in columns] if columns else targets
+    produced = [c for c in frame.columns if c != sources.DELETED and c not in keep]
+    by_target = {}
+    for src, col in zip(produced, chosen, strict=False):
+        if col is not None:
+            by_target[col.name.lower()] = F.col(f"`{src}`")
+    out = []
+    for col in targets:
+        value = by_target.get(col.name.lower(), F.lit(None))
+        if col.data_type is not None:
+            value = value.cast(spark_type(col.data_type))
+        out.append(value.alias(col.name))
+    if sources.DELETED in frame.columns:
+        out.append(F.col(sources.DELETED))
+    return frame.select(*out, *[F.col(c) for c in keep if c in frame.columns])
+
+
+def start_query(
+    spark: SparkSession, plan: PipelinePlan, query: QueryPlan, root: Path, gate: QualityGate | None = None
+) -> StreamingQuery:
+    """Start one query; with a `gate`, its rows carry their source position where the query allows it, and
+    every micro-batch passes the gate before the sink writes it."""
+    view_columns = {}
+    for source in query.sources:
+        malformed = gate is not None and source.table in gate.malformed_sources
+        source_rows = _source_frame(spark, source, malformed_rows=malformed)
+        source_rows.createOrReplaceTempView(source.view)
+        if gate is not None:
+            view_columns[source.view] = source_rows.columns
+            provenance_rows = _source_frame(spark, source, provenance=True, malformed_rows=malformed)
+            provenance_rows.createOrReplaceTempView(quality_gate.provenance_view(source.view))
+    for name, sql in plan.views:
+        spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW `{name}` AS {sql}")
+    sql = query.spark_sql
+    if gate is not None:
+        sql = quality_gate.with_provenance(sql, view_columns) or sql
+    frame = _align(spark.sql(sql), query.sink, query.insert.columns, quality_gate.PROVENANCE if gate else ())
+    if gate is not None:
+        frame = gate.prepare(frame)
+    _warn_if_input_ended(root / query.checkpoint, query)
+    _clear_abandoned_first_batch(root / query.checkpoint)
+    writer = (
+        frame.writeStream.queryName(query.name)
+        .outputMode(query.output_mode)
+        .option("checkpointLocation", str(root / query.checkpoint))
+    )
+    if query.trigger.get("availableNow"):
+        writer = writer.trigger(availableNow=True)
+    else:
+        writer = writer.trigger(processingTime=query.trigger["processingTime"])
+    if gate is None:
+        return sinks.start(frame, query.sink, writer, query.output_mode)
+    with quality_gate.planned_without_constraints(spark):
+        return sinks.start(frame, query.sink, writer, query.output_mode, gate)
+
+
+# A file Spark's checkpoint log was writing when its process died: it writes `.<name>.<uuid>.tmp` (and Hadoop's
+# `..<name>.<uuid>.tmp.crc`), then renames it to `<name>`; only a crash leaves one behind.
+_ABANDONED_WRITE = re.compile(r"\.\.?[^.]+\.[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}\.tmp(\.crc)?")
+
+
+def _clear_abandoned_first_batch(checkpoint: Path) -> None:
+    """Delete what a crash during the first batch's planning left in the checkpoint's offset and commit logs.
+
+    With no batch in the offset log, Spark starts at batch 0 and refuses a checkpoint whose `offsets` or
+    `commits` directory holds any file (STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY): a kill while it wrote
+    batch 0's offsets would leave the query unable to restart. Those temporary files were never renamed into
+    the log, so nothing was read or committed under them."""
+    offsets = checkpoint / "offsets"
+    if not offsets.is_dir() or any(p.name.isdigit() for p in offsets.iterdir()):
+        return
+    for directory in (offsets, checkpoint / "commits"):
+        for path in directory.iterdir() if directory.is_dir() else ():
+            if _ABANDONED_WRITE.fullmatch(path.name):
+                log.info("Deleting %s, an offset-log write a crash left unfinished", path)
+                path.unlink()
+
+
+def _warn_if_input_ended(checkpoint: Path, query: QueryPlan) -> None:
+    """Warn when the checkpoint's watermark is the end-of-input one ('scan.bounded.end-watermark'): Spark
+    restores it, so windows of this run would drop every new record as late."""
+    logs = checkpoint / "offsets"
+    batches = [int(p.name) for p in logs.iterdir() if p.name.isdigit()] if logs.is_dir() else []
+    if not batches:
+        return
+    try:
+        lines = (logs / str(max(batches))).read_text(encoding="utf-8").splitlines()
+        watermark = int(json.loads(lines[1]).get("batchWatermarkMs", 0))
+    except (OSError, IndexError, ValueError, AttributeError):
+        return  # Spark reports an unreadable checkpoint itself
+    if watermark > END_OF_TIME_MS - 10 * 365 * 24 * 3600 * 1000:  # the end of time, less any watermark delay
+        log.warning(
+            "Query '%s': checkpoint %s is that of a bounded run that reached the end of its input, and Spark "
+            "restores its watermark, which is at the end of time: event-time windows would drop every new "
+            "record as late. Run with a new checkpoint (Flink starts each bounded job afresh), or set "
+            "'scan.bounded.end-watermark' = 'false' on its sources.",
+            query.name,
+            checkpoint,
+        )
+
+
+def start_all(
+    spark: SparkSession, plan: PipelinePlan, root: Path, pipeline: Pipeline | None = None
+) -> list[RunningQuery]:
+    """Start every planned query; on a failure, stop those already started and re-raise. `pipeline` (the
+    catalog the plan was built from) is needed when a sink has data-quality expectations."""
+    for key, value in plan.spark_conf.items():
+        spark.conf.set(key, value)
+    running: list[RunningQuery] = []
+    try:
+        for query in plan.queries:
+            gate = _gate(pipeline, query, root)
+            running.append(RunningQuery(query, start_query(spark, plan, query, root, gate), gate))
+    except BaseException:
+        for r in running:
+            r.query.stop()
+        raise
+    return running
+
+
+def _gate(pipeline: Pipeline | None, query: QueryPlan, root: Path) -> QualityGate | None:
+    if pipeline is None:
+        if has_quality(query.sink):
+            raise ValueError(f"the data-quality gate of '{query.sink.name}' needs the pipeline catalog")
+        return None
+    return quality_gate.for_query(pipeline, query, root)
+
+
+def end_of_input_rows(progress: Mapping[str, Any]) -> int:
+    """Input rows of one StreamingQueryProgress that are no records: the end-of-input rows of bounded scans
+    ('scan.bounded.end-watermark'), which Spark's numInputRows counts."""
+    return sum(int(doc.get("endOfInputRows") or 0) for doc in kafka_source_metrics(progress))
+
+
+def kafka_source_metrics(progress: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The Kafka source metrics (reportLatestOffset) of one StreamingQueryProgress, parsed."""
+    found = []
+    for source in progress.get("sources", []):
+        latest = source.get("latestOffset")
+        if not latest:
+            continue
+        try:
+            doc = json.loads(latest) if isinstance(latest, str) else latest
+        except ValueError:
+            continue
+        if isinstance(doc, dict) and "latest" in doc:
+            found.append(doc)
+    return found
+
+
+def commit_final_offsets(running: RunningQuery) -> None:
+    """Commit the end offsets of a stopped query's last batch (Spark never tells the source it completed)."""
+    progress = running.query.lastProgress
+    if not progress:
+        return
+    kafka = [s for s in running.plan.sources if s.table.connector in ("kafka", "upsert-kafka")]
+    for source_progress in progress.get("sources", []):
+        end = source_progress.get("endOffset")
+        try:
+            offsets = json.loads(end) if isinstance(end, str) else end
+        except ValueError:
+            continue
+        if not isinstance(offsets, dict) or not offsets:
+            continue
+        owner = next((s for s in kafka if _reads_topics(s.table, offsets.keys())), None)
+        if owner is None:
+            continue
+        try:
+            commit_offsets_now(owner.table.options, json.dumps(offsets))
+        except Exception as err:  # a failed commit never fails the run, as in Flink
+            log.warning("Could not commit the final offsets of %s: %s", running.plan.name, err)
+
+
+def _reads_topics(table: Table, topics: Iterable[str]) -> bool:
+    listed = table.options.get("topic")
+    pattern = table.options.get("topic-pattern")
+    for topic in topics:
+        if listed is not None and topic not in listed.split(";"):
+            return False
+        if pattern is not None and re.fullmatch(pattern, topic) is None:
+            return False
+    return True

@@ -1,0 +1,372 @@
+"""`kafka-sql run`: start a pipeline's queries on Spark, show progress, stop cleanly.
+
+A clean stop (Ctrl-C, --timeout, --max-batches) waits for the micro-batch in flight to complete before
+stopping a query, then commits the last batch's offsets to the consumer group: nothing is half-committed.
+A query that fails stops the others the same way and makes the exit code non-zero.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+from rich.markup import escape
+from rich.table import Table as RichTable
+
+from connector.diagnostics import PipelineError, print_diagnostics
+from connector.planning.plan import PipelinePlan, build
+from connector.runtime import engine
+from connector.runtime.python_launcher import python_executable
+from connector.secrets import SecretMaskingFilter, is_secret_key
+from connector.sql.frontend import compile_file
+
+log = logging.getLogger(__name__)
+console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+EXIT_OK, EXIT_ERRORS, EXIT_FAILED, EXIT_QUALITY = 0, 1, 1, 3  # as in connector.entrypoints.cli
+
+
+@dataclass
+class RunOptions:
+    variables: dict[str, str] = field(default_factory=dict)
+    master: str = "local[*]"
+    checkpoint_dir: Path = Path("checkpoints")
+    max_batches: int | None = None
+    timeout: float | None = None
+
+
+def spark_session(master: str, app_name: str) -> Any:
+    """A SparkSession whose Python workers run this interpreter, with the package shipped to executors."""
+    # Locally the executors are this machine, where the launcher (and this interpreter) exist.
+    os.environ.setdefault("PYSPARK_PYTHON", python_executable() if master.startswith("local") else sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    if master.startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    spark = (
+        SparkSession.builder.master(master)
+        .appName(app_name)
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.sql.streaming.stopTimeout", "60s")
+        .config("spark.ui.showConsoleProgress", "false")
+        # Flink's TIMESTAMP is a wall-clock value; UTC keeps it unchanged through Spark's event-time TIMESTAMP.
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+    _quiet_spark_logs(spark)
+    if not master.startswith("local"):
+        spark.sparkContext.addPyFile(_package_zip())
+    return spark
+
+
+# Loggers that print each task and query failure with its stack trace; the runner reports a failure once.
+_FAILURE_LOGGERS = (
+    "org.apache.spark.executor.Executor",
+    "org.apache.spark.scheduler.TaskSetManager",
+    "org.apache.spark.util.Utils",
+    "org.apache.spark.sql.execution.datasources",
+    "org.apache.spark.sql.execution.streaming",
+)
+
+
+def _quiet_spark_logs(spark: Any) -> None:
+    """Spark's errors only, without the stack traces of failures `run` reports itself (KAFKA_SQL_DEBUG=1: all)."""
+    if os.environ.get("KAFKA_SQL_DEBUG"):
+        spark.sparkContext.setLogLevel("WARN")
+        return
+    spark.sparkContext.setLogLevel("ERROR")
+    jvm = spark.sparkContext._jvm
+    configurator = jvm.org.apache.logging.log4j.core.config.Configurator
+    for name in _FAILURE_LOGGERS:
+        configurator.setLevel(name, jvm.org.apache.logging.log4j.Level.OFF)
+    # py4j logs an exception raised in foreachBatch with its Python traceback.
+    logging.getLogger("py4j.clientserver").setLevel(logging.CRITICAL)
+
+
+def _package_zip() -> str:
+    """The `connector` package as a zip for executors on other machines (Spark's --py-files)."""
+    package = Path(__file__).resolve().parents[1]
+    target = Path(tempfile.mkdtemp(prefix="kafka-sql-")) / "connector"
+    return shutil.make_archive(str(target), "zip", root_dir=package.parent, base_dir=package.name)
+
+
+def _install_masking(plan: PipelinePlan, secrets: frozenset[str]) -> None:
+    values = set(secrets)
+    for query in plan.queries:
+        for table in [query.sink, *(s.table for s in query.sources)]:
+            values.update(v for k, v in table.options.items() if is_secret_key(k) and v)
+    masking = SecretMaskingFilter(values)
+    root = logging.getLogger()
+    if not root.handlers:
+        logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    for handler in root.handlers:
+        handler.addFilter(masking)
+
+
+def _lag(progress: dict[str, Any]) -> int | None:
+    total = None
+    for doc in engine.kafka_source_metrics(progress):
+        for lag in doc.get("lag", {}).values():
+            for value in (lag.values() if isinstance(lag, dict) else [lag]):
+                total = (total or 0) + int(value)
+    return total
+
+
+def _progress(running: engine.RunningQuery) -> dict[str, Any]:
+    last = running.query.lastProgress
+    return dict(last) if last else {}
+
+
+def _malformed(progress: dict[str, Any]) -> int:
+    observed = progress.get("observedMetrics") or {}
+    total = 0
+    for name, row in observed.items():
+        if name.startswith("malformed_records_"):
+            values = row.asDict() if hasattr(row, "asDict") else dict(row)
+            total += int(values.get("records") or 0)
+    return total
+
+
+@dataclass
+class _Tally:
+    """Micro-batches, input records and skipped malformed records of one query, over the batches it ran."""
+
+    batches: set[int] = field(default_factory=set)
+    rows: int = 0
+    malformed: int = 0
+    seen: int | None = None  # batch id of the last progress looked at
+
+    def update(self, query: Any) -> None:
+        """Count the executed batches not counted yet (progress of idle triggers has no 'addBatch'). The last
+        progress is enough unless batches ran since the previous look; then the recent ones are read."""
+        last = query.lastProgress
+        if not last:
+            return
+        batch_id = last.get("batchId", -1)
+        recent = self.seen is None or batch_id > self.seen + 1
+        self.seen = batch_id
+        for progress in query.recentProgress if recent else [last]:
+            batch = progress.get("batchId", -1)
+            if batch in self.batches or "addBatch" not in (progress.get("durationMs") or {}):
+                continue
+            self.batches.add(batch)
+            self.rows += int(progress.get("numInputRows") or 0) - engine.end_of_input_rows(progress)
+            self.malformed += _malformed(progress)
+
+    def summary(self) -> str:
+        return (
+            f"{len(self.batches)} micro-batch(es), {self.rows} record(s) read, "
+            f"{self.malformed} malformed record(s) skipped"
+        )
+
+
+def _table(running: list[engine.RunningQuery], done: dict[str, str], tallies: dict[str, _Tally]) -> RichTable:
+    view = RichTable(title="kafka-sql run", expand=False)
+    for name in ("query", "batch", "rows", "in rows/s", "done rows/s", "lag", "malformed", "quality", "state"):
+        view.add_column(name)
+    for r in running:
+        progress = _progress(r)
+        lag = _lag(progress)
+        view.add_row(
+            r.plan.name,
+            str(progress.get("batchId", "-")),
+            str(tallies[r.plan.name].rows),
+            f"{progress.get('inputRowsPerSecond', 0.0):.0f}",
+            f"{progress.get('processedRowsPerSecond', 0.0):.0f}",
+            "-" if lag is None else str(lag),
+            str(tallies[r.plan.name].malformed),
+            _quality(r),
+            done.get(r.plan.name, r.query.status.get("message", "")),
+        )
+    return view
+
+
+def _quality(running: engine.RunningQuery) -> str:
+    """What the query's data-quality gate did so far: rows written, dropped, quarantined."""
+    if running.gate is None:
+        return "-"
+    totals = running.gate.totals
+    return f"{totals.written} passed, {totals.dropped} dropped, {totals.quarantined} quarantined"
+
+
+def stop_cleanly(running: engine.RunningQuery, timeout: float = 120.0) -> None:
+    """Let the batch in flight finish, then stop; commit the last batch's offsets."""
+    stop_all_cleanly([running], timeout)
+
+
+def stop_all_cleanly(queries: list[engine.RunningQuery], timeout: float = 120.0) -> None:
+    """Stop each query as soon as its batch in flight has completed, then commit its last batch's offsets.
+
+    The queries are watched together, so waiting for one does not keep the others running. With a backlog
+    the next batch starts as soon as one ends, so the trigger is never idle: a query is stopped once the
+    batch that was running has completed. A batch that started since is interrupted, which is safe: it has
+    no commit yet, so a restart runs it again from its logged offsets."""
+    deadline = time.monotonic() + timeout
+    completed = {id(r): _progress(r).get("batchId", -1) for r in queries}
+    pending = list(queries)
+    while pending:
+        for r in list(pending):
+            query = r.query
+            running = query.isActive and query.status.get("isTriggerActive")
+            if running and _progress(r).get("batchId", -1) <= completed[id(r)] and time.monotonic() < deadline:
+                continue
+            query.stop()
+            engine.commit_final_offsets(r)
+            pending.remove(r)
+        if pending:
+            time.sleep(0.1)
+
+
+def run_file(path: Path, options: RunOptions) -> int:
+    compiled = compile_file(path, options.variables)
+    print_diagnostics(console, compiled.diagnostics)
+    if compiled.errors:
+        return EXIT_ERRORS
+    pipeline = compiled.require()
+    try:
+        plan = build(pipeline, path.stem)
+    except PipelineError as err:
+        print_diagnostics(console, err.diagnostics)
+        return EXIT_ERRORS
+    print_diagnostics(console, plan.warnings)
+    if not plan.queries:
+        console.print("Nothing to run: the file has no INSERT.")
+        return EXIT_OK
+    _install_masking(plan, compiled.rendered.secrets if compiled.rendered else frozenset())
+    console.print(f"Starting Spark ({options.master}) for pipeline '{plan.name}'...")
+    spark = spark_session(options.master, plan.name)
+    stop_requested = False
+
+    def on_signal(_signum: int, _frame: FrameType | None) -> None:
+        nonlocal stop_requested
+        if stop_requested:
+            raise KeyboardInterrupt
+        stop_requested = True
+        console.print("Stopping after the current micro-batch (Ctrl-C again to abort)...")
+
+    previous = signal.signal(signal.SIGINT, on_signal)
+    try:
+        running = engine.start_all(spark, plan, options.checkpoint_dir, pipeline)
+    except PipelineError as err:
+        signal.signal(signal.SIGINT, previous)
+        print_diagnostics(console, err.diagnostics)
+        return EXIT_ERRORS
+    except Exception as err:  # Spark analysis errors and the like: the message, not a traceback
+        signal.signal(signal.SIGINT, previous)
+        console.print(f"[red]cannot start the pipeline[/red]: {_short(str(err))}", highlight=False)
+        return EXIT_FAILED
+    try:
+        failures = _monitor(running, options, lambda: stop_requested)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        for r in running:
+            if r.query.isActive:
+                r.query.stop()
+    for failure in failures:
+        console.print(f"[red]query failed[/red]: {failure}", markup=True, highlight=False)
+    if any(r.gate is not None and r.gate.failure for r in running):
+        return EXIT_QUALITY
+    return EXIT_FAILED if failures else EXIT_OK
+
+
+def _monitor(running: list[engine.RunningQuery], options: RunOptions, stop_requested: Any) -> list[str]:
+    """Watch the queries until all finish, one fails, a limit is reached or a stop is requested; then print
+    what each query did (batches, records, malformed records skipped)."""
+    started = time.monotonic()
+    done: dict[str, str] = {}
+    tallies = {r.plan.name: _Tally() for r in running}
+    failures: list[str] = []
+    live = Live(_table(running, done, tallies), console=console, refresh_per_second=2, redirect_stdout=False,
+                transient=False) if console.is_terminal else None
+    last_line = 0.0
+    if live is not None:
+        live.start()
+    try:
+        while True:
+            for r in running:
+                tallies[r.plan.name].update(r.query)
+                if r.plan.name in done or r.query.isActive:
+                    continue
+                exception = r.query.exception()
+                if exception is not None:
+                    report = r.gate.failure if r.gate is not None else None  # rows' values: no markup
+                    failures.append(escape(report) if report else f"{r.plan.name}: {_short(str(exception))}")
+                    done[r.plan.name] = "failed"
+                else:
+                    done[r.plan.name] = "finished"
+                    engine.commit_final_offsets(r)
+            limit_reached = (options.timeout is not None and time.monotonic() - started >= options.timeout) or (
+                options.max_batches is not None
+                and all(_progress(r).get("batchId", -1) + 1 >= options.max_batches
+                        for r in running if r.plan.name not in done)
+            )
+            if failures or stop_requested() or limit_reached or len(done) == len(running):
+                break
+            for r in running:
+                limit = r.plan.row_limit
+                if limit is not None and r.plan.name not in done and tallies[r.plan.name].rows >= limit:
+                    stop_cleanly(r)
+                    done[r.plan.name] = "finished"
+            if live is not None:
+                live.update(_table(running, done, tallies))
+            elif time.monotonic() - last_line >= 5:
+                last_line = time.monotonic()
+                for r in running:
+                    p = _progress(r)
+                    tally, lag = tallies[r.plan.name], _lag(p)
+                    console.print(f"{r.plan.name}: batch {p.get('batchId', '-')} rows {tally.rows} "
+                                  f"lag {'-' if lag is None else lag} malformed {tally.malformed} "
+                                  f"quality {_quality(r)}", markup=False)
+            time.sleep(0.5)
+        stopping = [r for r in running if r.plan.name not in done]
+        stop_all_cleanly(stopping)
+        for r in running:
+            done.setdefault(r.plan.name, "stopped")
+            tallies[r.plan.name].update(r.query)
+        if live is not None:
+            live.update(_table(running, done, tallies))
+    finally:
+        if live is not None:
+            live.stop()
+    for r in running:
+        quality = f"; quality gate: {_quality(r)}" if r.gate is not None else ""
+        console.print(f"{r.plan.name}: {done[r.plan.name]}, {tallies[r.plan.name].summary()}{quality}", markup=False)
+    return failures
+
+
+# A SQL raise_error (malformed records, quality gates): the message is for the user as it is.
+_RAISED = re.compile(r"\[USER_RAISED_EXCEPTION\] (.+?)(?: SQLSTATE: \w+)?$", re.MULTILINE)
+# kafka-sql's own errors, as the last line of the Python traceback Spark wraps them in.
+_OWN_ERROR = re.compile(
+    r"^[\w.]*\b(?:KafkaSourceError|DataLossError|KafkaSinkError|PipelineError): (.+)$", re.MULTILINE
+)
+_NOISE = ("An exception was raised by the Python Proxy. Return Message: ", "Traceback (most recent call last):")
+
+
+def _short(message: str) -> str:
+    """The user-facing part of a Spark/Python exception: the error kafka-sql or the SQL raised if there is
+    one, else the first lines without JVM and Python stack frames."""
+    message = message.split("=== Streaming Query ===")[0]
+    raised = _RAISED.search(message)
+    if raised:
+        return raised.group(1)
+    own = list(_OWN_ERROR.finditer(message))
+    if own:
+        return own[-1].group(1)
+    for noise in _NOISE:
+        message = message.replace(noise, "")
+    lines = [ln for ln in message.splitlines() if ln.strip() and not ln.startswith(("\tat ", "  File ", "    "))]
+    return "\n".join(lines[:6])

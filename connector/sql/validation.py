@@ -1,0 +1,514 @@
+"""Semantic checks of a loaded pipeline, the part of Flink's planner validation that needs no cluster.
+
+Options and metadata are checked by the connector factories (`connector.options`); this module checks
+what spans objects: columns referenced by watermarks, computed columns and queries exist; INSERT targets exist and the
+query's columns line up with the sink's persisted columns in number and type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from connector.connectors import declarations as factories
+from connector.diagnostics import Diagnostic, Position, did_you_mean
+from connector.quality import expectations
+from connector.sql import dialect
+from connector.sql.catalog import Column, ColumnKind, Insert, Pipeline, Table
+from connector.sql.types import CastSupport, cast_support, flink_sql
+
+Locate = Callable[[exp.Expr, Position], Position]
+
+WINDOW_COLUMNS = ("window_start", "window_end", "window_time")
+
+# Numeric widening order: a type takes the ones ranked below it (Flink's implicit casts, see `assignable`).
+_NUMERIC_RANK = {
+    exp.DType.TINYINT: 1,
+    exp.DType.SMALLINT: 2,
+    exp.DType.INT: 3,
+    exp.DType.BIGINT: 4,
+    exp.DType.DECIMAL: 5,
+    exp.DType.FLOAT: 6,
+    exp.DType.DOUBLE: 7,
+}
+_FAMILIES: dict[str, set[exp.DType]] = {
+    "character": {exp.DType.CHAR, exp.DType.VARCHAR, exp.DType.TEXT, exp.DType.NCHAR, exp.DType.NVARCHAR},
+    "binary": {exp.DType.BINARY, exp.DType.VARBINARY, exp.DType.BLOB},
+    "timestamp": {exp.DType.TIMESTAMP, exp.DType.DATETIME, exp.DType.TIMESTAMPNTZ},
+    "timestamp_ltz": {exp.DType.TIMESTAMPLTZ, exp.DType.TIMESTAMPTZ},
+}
+
+
+@dataclass
+class _Relation:
+    """Columns visible from one FROM item, with types where known."""
+
+    name: str
+    columns: dict[str, exp.DataType | None]
+
+
+class _Checker:
+    def __init__(self, pipeline: Pipeline, locate: Locate | None) -> None:
+        self.pipeline = pipeline
+        self.locate: Locate = locate or (lambda _node, fallback: fallback)
+        self.diagnostics: list[Diagnostic] = []
+        self.ctes: dict[str, _Relation] = {}
+
+    def error(self, where: Position, code: str, message: str) -> None:
+        self.diagnostics.append(Diagnostic.at(where, code, message))
+
+    # -- tables -----------------------------------------------------------------------------------------
+    def table(self, table: Table) -> None:
+        self.diagnostics.extend(factories.validate_table(table))
+        names = [c.name for c in table.columns]
+        seen: set[str] = set()
+        for col in table.columns:
+            if col.name.lower() in seen:
+                self.error(col.position, "duplicate", f"Column '{col.name}' is declared twice in '{table.name}'.")
+            seen.add(col.name.lower())
+            if col.kind is ColumnKind.COMPUTED and col.expression is not None:
+                usable = [c for c in table.columns if c.kind is not ColumnKind.COMPUTED]
+                self.references(col.expression, [c.name for c in usable], col.position, f"computed column '{col.name}'")
+                self.casts(col.expression.find_all(exp.Cast), {c.name: c.data_type for c in usable}, col.position)
+        for key in table.primary_key:
+            if table.column(key) is None:
+                self.error(
+                    table.position,
+                    "unknown-column",
+                    f"PRIMARY KEY column '{key}' does not exist in '{table.name}'."
+                    + did_you_mean(key, names)
+                    + f" Columns: {', '.join(names)}.",
+                )
+        wm = table.watermark
+        if wm is not None:
+            rowtime = table.column(wm.column)
+            if rowtime is None:
+                self.error(
+                    wm.position,
+                    "unknown-column",
+                    f"WATERMARK FOR '{wm.column}': no such column in '{table.name}'."
+                    + did_you_mean(wm.column, names)
+                    + f" Columns: {', '.join(names)}.",
+                )
+                return  # the expression's references to the same name would only repeat this error
+            if rowtime.data_type is not None and rowtime.data_type.this not in (
+                _FAMILIES["timestamp"] | _FAMILIES["timestamp_ltz"]
+            ):
+                self.error(
+                    wm.position,
+                    "watermark",
+                    f"WATERMARK FOR '{wm.column}': the rowtime column must be TIMESTAMP(3) or TIMESTAMP_LTZ(3), "
+                    f"but it is {rowtime.type_sql}.",
+                )
+            self.references(wm.expression, names, wm.position, f"the watermark of '{table.name}'")
+
+    def references(self, expr: exp.Expr, names: list[str], where: Position, what: str) -> None:
+        lowered = {n.lower() for n in names}
+        for column in expr.find_all(exp.Column):
+            if column.name.lower() not in lowered:
+                self.error(
+                    self.pos_of(column, where),
+                    "unknown-column",
+                    f"Column '{column.name}' used in {what} does not exist."
+                    + did_you_mean(column.name, names)
+                    + f" Columns: {', '.join(names)}.",
+                )
+
+    def casts(self, casts: Iterable[exp.Cast], columns: dict[str, exp.DataType | None], where: Position) -> None:
+        """Explicit CASTs Flink rejects (its cast matrix, `connector.sql.types.cast_support`), where the type of
+        the value cast is evident; reported at that value."""
+        for cast in casts:
+            source = infer_type(cast.this, columns)
+            if source is None or cast_support(source, cast.to) is not CastSupport.UNSUPPORTED:
+                continue
+            target = flink_sql(cast.to)
+            hint = ""
+            if source.this in _NUMERIC_RANK and cast.to.this in _FAMILIES["timestamp"] | _FAMILIES["timestamp_ltz"]:
+                hint = " Use TO_TIMESTAMP_LTZ(value, precision) for epoch seconds or milliseconds."
+            self.error(
+                self.pos_of(cast, where),
+                "cast",
+                f"Flink cannot cast {flink_sql(source)} to {target} in '{cast.sql(dialect='flink')}'.{hint}",
+            )
+
+    # -- queries ----------------------------------------------------------------------------------------
+    def relation(self, name: str, where: Position) -> _Relation | None:
+        if name.lower() in self.ctes:
+            return self.ctes[name.lower()]
+        table = self.pipeline.table(name)
+        if table is not None:
+            return _Relation(table.name, {c.name: c.data_type for c in table.columns})
+        view = self.pipeline.view(name)
+        if view is not None:
+            cols = self.output_columns(view.query, view.position)
+            if view.columns:
+                cols = dict(zip(view.columns, cols.values(), strict=False))
+            return _Relation(view.name, cols)
+        known = [t.name for t in self.pipeline.tables.values()] + [v.name for v in self.pipeline.views.values()]
+        self.error(
+            where,
+            "unknown-table",
+            f"Table or view '{name}' is not defined."
+            + did_you_mean(name, known)
+            + (f" Defined: {', '.join(sorted(known))}." if known else ""),
+        )
+        return None
+
+    def source_relations(self, select: exp.Select, where: Position) -> list[tuple[str, _Relation]] | None:
+        """(alias, relation) for each FROM/JOIN item of one SELECT; None when some source is unknown."""
+        items: list[exp.Expr] = []
+        from_ = select.args.get("from_")
+        if from_ is not None:
+            items.append(from_.this)
+        items.extend(j.this for j in select.args.get("joins") or [])
+        out: list[tuple[str, _Relation]] = []
+        ok = True
+        for item in items:
+            rel = self.from_item(item, where)
+            if rel is None:
+                ok = False
+                continue
+            alias = item.alias_or_name if isinstance(item, (exp.Table, exp.Subquery, exp.Unnest)) else rel.name
+            out.append((alias or rel.name, rel))
+        return out if ok else None
+
+    def from_item(self, item: exp.Expr, where: Position) -> _Relation | None:
+        tvf = item if isinstance(item, dialect.WindowTVF) else item.find(dialect.WindowTVF)
+        if tvf is not None:
+            inner = tvf.this
+            base = self.from_item(inner, where) if inner is not None else None
+            if base is None:
+                return None
+            cols = dict(base.columns)
+            for name in WINDOW_COLUMNS:
+                cols[name] = exp.DataType.build("TIMESTAMP")
+            timecol = tvf.args.get("timecol")
+            if timecol is not None and timecol.name not in base.columns:
+                self.error(
+                    self.pos_of(timecol, where),
+                    "unknown-column",
+                    f"DESCRIPTOR({timecol.name}): no such column in '{base.name}'."
+                    + did_you_mean(timecol.name, list(base.columns))
+                    + f" Columns: {', '.join(base.columns)}.",
+                )
+            return _Relation(base.name, cols)
+        if isinstance(item, exp.Table) and isinstance(item.this, exp.Identifier):
+            return self.relation(item.name, self.pos_of(item, where))
+        if isinstance(item, exp.Subquery) and isinstance(item.this, exp.Query):
+            return _Relation(item.alias_or_name or "subquery", self.output_columns(item.this, where))
+        if isinstance(item, exp.Values):
+            alias = item.args.get("alias")
+            inferred = list(_values_columns(item).items())
+            if alias is not None and alias.columns:
+                inferred = [(c.name, t) for c, (_, t) in zip(alias.columns, inferred, strict=False)]
+            return _Relation(item.alias_or_name or "values", dict(inferred))
+        if isinstance(item, exp.Unnest):
+            alias = item.args.get("alias")
+            names = [c.name for c in alias.columns] if alias is not None and alias.columns else ["col"]
+            return _Relation(item.alias_or_name or "unnest", dict.fromkeys(names))
+        return _Relation("?", {})
+
+    def pos_of(self, node: exp.Expr, fallback: Position) -> Position:
+        return self.locate(node, fallback)
+
+    def output_columns(self, query: exp.Query, where: Position) -> dict[str, exp.DataType | None]:
+        """Check a query's references and return its output columns with inferred types."""
+        outer = dict(self.ctes)
+        try:
+            # A WITH item is visible in its query only (and shadows a table of the same name there).
+            for cte in query.ctes:
+                self.ctes[cte.alias.lower()] = _Relation(cte.alias, self.output_columns(cte.this, where))
+            if isinstance(query, exp.SetOperation):
+                left = self.output_columns(query.left, where)
+                self.output_columns(query.right, where)
+                return left
+            if isinstance(query, exp.Subquery):
+                return self.output_columns(query.this, where)
+            if isinstance(query, exp.Values):
+                return _values_columns(query)
+            if isinstance(query, exp.Select):
+                return self.select_columns(query, where)
+            return {}
+        finally:
+            self.ctes = outer
+
+    def select_columns(self, query: exp.Select, where: Position) -> dict[str, exp.DataType | None]:
+        sources = self.source_relations(query, where)
+        if sources is None:
+            return {}
+        visible: dict[str, exp.DataType | None] = {}
+        for _, rel in sources:
+            visible.update(rel.columns)
+        by_alias = {alias.lower(): rel for alias, rel in sources}
+        aliases = {s.alias.lower() for s in query.selects if isinstance(s, exp.Alias)}
+        for column in _own_columns(query):
+            qualifier = column.table
+            if qualifier:
+                qualified = by_alias.get(qualifier.lower())
+                if qualified is None:
+                    self.error(
+                        self.pos_of(column, where),
+                        "unknown-table",
+                        f"Unknown table alias '{qualifier}' in '{column.sql()}'.",
+                    )
+                    continue
+                if column.name.lower() not in {c.lower() for c in qualified.columns}:
+                    self.error(
+                        self.pos_of(column, where),
+                        "unknown-column",
+                        f"Column '{column.name}' not found in '{qualifier}'."
+                        + did_you_mean(column.name, list(qualified.columns))
+                        + f" Columns: {', '.join(qualified.columns)}.",
+                    )
+                continue
+            if column.name.lower() in {c.lower() for c in visible} or column.name.lower() in aliases:
+                continue
+            self.error(
+                self.pos_of(column, where),
+                "unknown-column",
+                f"Column '{column.name}' not found in any table of the FROM clause."
+                + did_you_mean(column.name, list(visible))
+                + (f" Columns: {', '.join(visible)}." if visible else ""),
+            )
+        self.casts((n for n in _own_nodes(query) if isinstance(n, exp.Cast)), visible, where)
+        out: dict[str, exp.DataType | None] = {}
+        for i, sel in enumerate(query.selects):
+            if isinstance(sel, exp.Star):
+                out.update(visible)
+                continue
+            if isinstance(sel, exp.Column) and isinstance(sel.this, exp.Star):
+                star_source = by_alias.get(sel.table.lower())
+                out.update(star_source.columns if star_source else {})
+                continue
+            out[_unique(_output_name(sel, i), out)] = infer_type(sel.unalias(), visible)
+        return out
+
+    def insert(self, insert: Insert) -> None:
+        target = self.pipeline.table(insert.target)
+        if target is None:
+            if self.pipeline.view(insert.target):
+                self.error(insert.position, "insert", f"Cannot INSERT INTO view '{insert.target}'; only tables.")
+            else:
+                self.relation(insert.target, insert.position)
+            return
+        if target.connector not in UPDATING_SINKS and produces_updates(self.pipeline, insert.query):
+            self.error(
+                insert.position,
+                "insert-changelog",
+                f"Table sink '{target.name}' ({target.connector}) doesn't support consuming update changes, which "
+                f"this query produces (an aggregate outside a window). Aggregate over a window TVF, or write to "
+                f"a sink that accepts updates: {', '.join(UPDATING_SINKS)}.",
+            )
+        produced = self.output_columns(insert.query, insert.position)
+        sink_cols: list[Column] = [c for c in target.columns if c.persisted]
+        if insert.columns:
+            chosen = []
+            for name in insert.columns:
+                col = target.column(name)
+                if col is None or not col.persisted:
+                    self.error(
+                        insert.position,
+                        "unknown-column",
+                        f"INSERT column '{name}' is not a writable column of '{target.name}'."
+                        + did_you_mean(name, [c.name for c in sink_cols])
+                        + f" Writable columns: {', '.join(c.name for c in sink_cols)}.",
+                    )
+                    return
+                chosen.append(col)
+            sink_cols = chosen
+        if not produced:
+            return
+        if len(produced) != len(sink_cols):
+            self.error(
+                insert.position,
+                "insert-columns",
+                f"Column count mismatch inserting into '{target.name}': the query produces {len(produced)} "
+                f"columns ({', '.join(produced)}) but the sink has {len(sink_cols)} writable columns "
+                f"({', '.join(c.name for c in sink_cols)}).",
+            )
+            return
+        for i, ((qname, qtype), col) in enumerate(zip(produced.items(), sink_cols, strict=True), start=1):
+            if qtype is None or col.data_type is None:
+                continue
+            if not assignable(qtype, col.data_type):
+                self.error(
+                    insert.position,
+                    "insert-types",
+                    f"Incompatible types for sink column '{col.name}' at position {i} of '{target.name}': "
+                    f"the query gives {qtype.sql(dialect='flink')} ('{qname}'), the sink expects {col.type_sql}. "
+                    f"Add a CAST.",
+                )
+
+
+def _output_name(sel: exp.Expr, index: int) -> str:
+    """Flink's name of a projected expression: its alias, the column's name, else EXPR$<index>."""
+    if isinstance(sel, exp.Alias):
+        return sel.alias
+    if isinstance(sel, exp.Column):
+        return sel.name
+    return f"EXPR${index}"
+
+
+def _unique(name: str, taken: dict[str, exp.DataType | None]) -> str:
+    """`name`, or Flink's renaming of a repeated output name (`v`, `v0`, `v1`, ...)."""
+    lowered = {t.lower() for t in taken}
+    if name.lower() not in lowered:
+        return name
+    suffix = 0
+    while f"{name}{suffix}".lower() in lowered:
+        suffix += 1
+    return f"{name}{suffix}"
+
+
+def _own_nodes(select: exp.Select) -> Iterable[exp.Expr]:
+    """The nodes of this SELECT, not of nested subqueries (those are checked on their own)."""
+    return select.walk(prune=lambda n: n is not select and isinstance(n, (exp.Subquery, exp.Query)))
+
+
+def _own_columns(select: exp.Select) -> Iterable[exp.Column]:
+    """Column references of this SELECT (`_own_nodes`), but not a window TVF's DESCRIPTOR (checked against the
+    TVF's input)."""
+    for node in _own_nodes(select):
+        if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
+            if isinstance(node.parent, dialect.WindowTVF) and node.arg_key == "timecol":
+                continue
+            yield node
+
+
+def _values_columns(values: exp.Values) -> dict[str, exp.DataType | None]:
+    rows = values.expressions
+    if not rows:
+        return {}
+    first = rows[0]
+    items = first.expressions if isinstance(first, exp.Tuple) else [first]
+    return {f"EXPR${i}": infer_type(e, {}) for i, e in enumerate(items)}
+
+
+def infer_type(expr: exp.Expr, columns: dict[str, exp.DataType | None]) -> exp.DataType | None:
+    """The Flink type of a projected expression where it is evident; None when unsure (then not checked)."""
+    if isinstance(expr, exp.Column):
+        for name, dt in columns.items():
+            if name.lower() == expr.name.lower():
+                return dt
+        return None
+    if isinstance(expr, (exp.Cast, exp.TryCast)):
+        return expr.to
+    if isinstance(expr, exp.Literal):
+        if expr.is_string:
+            return exp.DataType.build("STRING", dialect="flink")
+        return exp.DataType.build("DECIMAL" if "." in expr.name else "INT")
+    if isinstance(expr, exp.Boolean):
+        return exp.DataType.build("BOOLEAN")
+    if isinstance(expr, exp.Count):
+        return exp.DataType.build("BIGINT")
+    if isinstance(expr, (exp.Max, exp.Min)):
+        return infer_type(expr.this, columns)
+    if isinstance(expr, (exp.Paren, exp.Neg)):
+        return infer_type(expr.this, columns)
+    return None
+
+
+def _family(dt: exp.DataType) -> str:
+    if dt.this in _NUMERIC_RANK:
+        return "numeric"
+    for name, members in _FAMILIES.items():
+        if dt.this in members:
+            return name
+    return dt.this.name
+
+
+def assignable(source: exp.DataType, target: exp.DataType) -> bool:
+    """Whether Flink's INSERT accepts a query column of type `source` for a sink column of type `target`:
+    Flink's implicit casts (LogicalTypeCasts), by type root; nested and parameterized types are not compared."""
+    s, t = source.this, target.this
+    if s in (exp.DType.NULL, exp.DType.UNKNOWN) or s is t:
+        return True
+    fs, ft = _family(source), _family(target)
+    if fs == ft == "numeric":
+        # DECIMAL and DOUBLE take every number; FLOAT every one but DOUBLE; integers only narrower integers.
+        return t in (exp.DType.DECIMAL, exp.DType.DOUBLE) or _NUMERIC_RANK[s] <= _NUMERIC_RANK[t]
+    if ft in ("timestamp", "timestamp_ltz"):
+        return fs in ("timestamp", "timestamp_ltz")
+    if t in (exp.DType.DATE, exp.DType.TIME):
+        return fs == "timestamp"
+    return fs == ft
+
+
+UPDATING_SINKS = ("upsert-kafka", "print", "blackhole")
+
+
+def _is_windowed(select: exp.Select) -> bool:
+    from_ = select.args.get("from_")
+    if from_ is not None and isinstance(from_.this, dialect.WindowTVF):
+        return True
+    group = select.args.get("group")
+    legacy = ("TUMBLE", "HOP", "SESSION")
+    return group is not None and any(
+        isinstance(g, exp.Anonymous) and g.name.upper() in legacy for g in group.expressions
+    )
+
+
+def produces_updates(pipeline: Pipeline, query: exp.Query) -> bool:
+    """Whether a query emits updates (Flink: a GroupAggregate) rather than appends only.
+
+    A grouped or global aggregate over a window (window TVF or legacy group window) is final when the
+    window closes, so it appends; any other aggregate refines earlier results and needs an updating sink.
+    """
+    pending: list[exp.Expr] = [query]
+    seen: set[str] = set()
+    while pending:
+        node = pending.pop()
+        for select in node.find_all(exp.Select):
+            aggregated = select.args.get("group") is not None or any(
+                sel.find(exp.AggFunc) is not None for sel in select.selects
+            )
+            if aggregated and not _is_windowed(select):
+                return True
+        for ref in node.find_all(exp.Table):
+            view = pipeline.view(ref.name)
+            if view is not None and view.name.lower() not in seen:
+                seen.add(view.name.lower())
+                pending.append(view.query)
+    return False
+
+
+def read_tables(pipeline: Pipeline, query: exp.Query) -> list[Table]:
+    """The tables a query reads, looking through views, in first-use order."""
+    found: dict[str, Table] = {}
+    pending: list[exp.Expr] = [query]
+    seen_views: set[str] = set()
+    while pending:
+        for ref in pending.pop().find_all(exp.Table):
+            name = ref.name.lower()
+            if name in pipeline.tables:
+                found.setdefault(name, pipeline.tables[name])
+            elif name in pipeline.views and name not in seen_views:
+                seen_views.add(name)
+                pending.append(pipeline.views[name].query)
+    return list(found.values())
+
+
+def validate(pipeline: Pipeline, locate: Locate | None = None) -> list[Diagnostic]:
+    """All semantic diagnostics of a pipeline, in file order; `locate` maps query nodes to file positions."""
+    checker = _Checker(pipeline, locate)
+    for table in pipeline.tables.values():
+        checker.table(table)
+    sources: dict[str, Table] = {}
+    sinks: dict[str, Table] = {}
+    for insert in pipeline.inserts:
+        sources.update((t.name.lower(), t) for t in read_tables(pipeline, insert.query))
+        target = pipeline.table(insert.target)
+        if target is not None:
+            sinks[target.name.lower()] = target
+    for table in sources.values():
+        checker.diagnostics.extend(factories.validate_source(table))
+    for table in sinks.values():
+        checker.diagnostics.extend(factories.validate_sink(table))
+    for view in pipeline.views.values():
+        checker.output_columns(view.query, view.position)
+    for insert in pipeline.inserts:
+        checker.insert(insert)
+    checker.diagnostics.extend(expectations.check(pipeline, sinks, checker.locate))
+    return sorted(checker.diagnostics, key=lambda d: (d.file, d.line, d.column))
