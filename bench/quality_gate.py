@@ -35,7 +35,7 @@ from confluent_kafka import Producer
 
 from connector.dev import broker
 from connector.planning.plan import build
-from connector.quality import expectations
+from connector.quality.suite import gx_context
 from connector.runtime import engine
 from connector.sql.frontend import compile_file
 
@@ -199,7 +199,7 @@ def main() -> None:
         produce(info.bootstrap, topic, count)
         print(f"produced {count:,} records of ~{len(record(count // 2))} bytes in {time.perf_counter() - started:.1f}s")
         (work / "suite.json").write_text(json.dumps(SUITE))
-        expectations.gx_context()  # great-expectations' import (seconds, once per process) is no batch cost
+        gx_context()  # great-expectations' import (seconds, once per process) is no batch cost
         spark = spark_session()
         times: dict[bool, list[float]] = {False: [], True: []}
         pairs: list[float] = []  # per repeat: median gated batch time over the median of the plain run before it

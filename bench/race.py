@@ -43,7 +43,7 @@ from pathlib import Path
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from connector.connectors.kafka.source import CONSUME_RECORDS, READER_DEFAULTS
+from connector.connectors.kafka.reader import CONSUME_RECORDS, READER_DEFAULTS
 from connector.dev import broker
 
 sys.path.insert(0, str(Path(__file__).parent))

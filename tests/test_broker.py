@@ -34,7 +34,7 @@ def _partition_count(bootstrap: str, topic: str) -> int | None:
 
 def _start_in_other_process(data_dir: Path) -> str:
     """Start like `kafka-sql broker start` does: from a process that exits right after."""
-    script = "import sys; from connector import broker; print(broker.start(sys.argv[1]).bootstrap)"
+    script = "import sys; from connector.dev import broker; print(broker.start(sys.argv[1]).bootstrap)"
     result = subprocess.run(
         [sys.executable, "-c", script, str(data_dir)], capture_output=True, text=True, timeout=300, check=True
     )

@@ -16,7 +16,9 @@ from connector.diagnostics import PipelineError
 from connector.entrypoints.cli import main
 from connector.quality import expectations
 from connector.quality.gate import QualityGate
-from connector.sql.dialect import ExpectConstraint
+from connector.quality.rules import COLUMN_VALUE_TYPES, INLINE_TYPE, Rule
+from connector.quality.suite import gx_context as ephemeral_context
+from connector.sql.expressions import ExpectConstraint
 from connector.sql.loader import load_text
 
 if TYPE_CHECKING:
@@ -403,7 +405,7 @@ ROWS = [
 
 @pytest.fixture(scope="module")
 def gx_context() -> Any:
-    return expectations.gx_context()
+    return ephemeral_context()
 
 
 def gate_for(tmp_path: Path, extra: str = INLINE) -> QualityGate:
@@ -419,7 +421,7 @@ def gate_for(tmp_path: Path, extra: str = INLINE) -> QualityGate:
     return QualityGate(table, rules, "q", str(tmp_path / "results"), str(tmp_path / "cp"))
 
 
-def same_expectation(results: list[Any], rule: expectations.Rule) -> Any:
+def same_expectation(results: list[Any], rule: Rule) -> Any:
     """The great-expectations result of the expectation configured as `rule` (results come in their order)."""
     wanted = rule.configuration()
     found = [
@@ -451,7 +453,7 @@ def test_gate_verdicts_equal_plain_great_expectations(spark: SparkSession, tmp_p
     gate = gate_for(tmp_path)
     _, outcomes = gate.evaluate(gate.prepare(frame))
     # The suite file as great-expectations reads it, plus the inline constraints as UnexpectedRowsExpectations.
-    inline = [r for r in gate.rules if r.type == expectations.INLINE_TYPE]
+    inline = [r for r in gate.rules if r.type == INLINE_TYPE]
     suite = gx.ExpectationSuite(
         name="plain",
         expectations=[
@@ -498,7 +500,7 @@ def test_rows_flagged_are_the_rows_great_expectations_finds_unexpected(
     )
     gate = gate_for(tmp_path, extra=", row INT")
     flagged = gate.prepare(numbered.select("id", "amount", "country", "email", "row")).collect()
-    column_rules = [(i, r) for i, r in enumerate(gate.rules) if r.type in expectations.COLUMN_VALUE_TYPES]
+    column_rules = [(i, r) for i, r in enumerate(gate.rules) if r.type in COLUMN_VALUE_TYPES]
     suite = gx.ExpectationSuite(name="rows", expectations=[r.configuration() for _, r in column_rules])
     result = plain_gx(gx_context, numbered, suite, "rows")
     for index, rule in column_rules:

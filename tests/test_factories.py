@@ -7,9 +7,10 @@ from datetime import timedelta
 
 import pytest
 
-from connector.connectors.declarations import DatagenOptions, FilesystemOptions, KafkaOptions
-from connector.diagnostics import Diagnostic, Position
-from connector.options.framework import (
+from connector.connectors.datagen.factory import DatagenOptions
+from connector.connectors.filesystem.factory import FilesystemOptions
+from connector.connectors.kafka.options import KafkaOptions
+from connector.connectors.registry import (
     format_columns,
     format_options,
     resolve,
@@ -18,6 +19,7 @@ from connector.options.framework import (
     validate_source,
     validate_table,
 )
+from connector.diagnostics import Diagnostic, Position
 from connector.sql.catalog import Column, ColumnKind, Table
 
 FILE = "pipeline.sql"

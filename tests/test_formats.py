@@ -1,7 +1,7 @@
 """Payload formats (json, csv, raw) and the sources that decode with them.
 
 Tables are declared in Flink SQL and loaded by the real loader. Kafka records are static DataFrames shaped
-like the flink-kafka source, decoded by `sources.kafka_rows` (the code path of the streaming source) and
+like the flink-kafka source, decoded by `kafka.reading.kafka_rows` (the code path of the streaming source) and
 encoded by `formats.encode`; the file and datagen sources run as streaming queries.
 """
 
@@ -21,10 +21,11 @@ from pyspark.errors import PySparkException, StreamingQueryException
 from pyspark.sql import Observation, Row
 from pyspark.sql import functions as F
 
-from connector.connectors.kafka.source import SCHEMA
-from connector.connectors.sources import kafka_rows, source_dataframe
+from connector.connectors.kafka.reading import kafka_rows
+from connector.connectors.kafka.records import SCHEMA
+from connector.connectors.reading import source_dataframe
 from connector.diagnostics import PipelineError
-from connector.formats.codecs import PayloadFormat, encode
+from connector.formats.payload import PayloadFormat, encode
 from connector.sql.catalog import Table
 from connector.sql.loader import load_text
 

@@ -19,16 +19,12 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from connector.connectors.kafka.commit import commit_offsets_now
-from connector.connectors.kafka.offsets import DataLossError, SourceSettings, to_json
-from connector.connectors.kafka.source import (
-    END_OF_INPUT_OFFSET,
-    MAX_BATCH_RECORDS,
-    KafkaInputPartition,
-    KafkaSource,
-    close_cached_consumers,
-    read_partition,
-    reader_config,
-)
+from connector.connectors.kafka.errors import DataLossError
+from connector.connectors.kafka.offsets import to_json
+from connector.connectors.kafka.reader import KafkaInputPartition, close_cached_consumers, read_partition, reader_config
+from connector.connectors.kafka.records import END_OF_INPUT_OFFSET, MAX_BATCH_RECORDS
+from connector.connectors.kafka.settings import SourceSettings
+from connector.connectors.kafka.source import KafkaSource
 from connector.dev import broker
 
 if TYPE_CHECKING:

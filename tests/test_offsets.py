@@ -7,18 +7,12 @@ import json
 import pytest
 
 from connector.connectors.kafka.commit import CommitMode, commit_mode
+from connector.connectors.kafka.errors import DataLossError, KafkaSourceError
 from connector.connectors.kafka.offsets import (
-    BoundedMode,
-    DataLossError,
-    KafkaSourceError,
     OffsetRange,
-    SourceSettings,
-    StartupMode,
-    Subscription,
     batch_ranges,
     from_json,
     from_spark,
-    is_bounded,
     needs_earliest,
     next_offsets,
     proportional_split,
@@ -28,6 +22,7 @@ from connector.connectors.kafka.offsets import (
     to_json,
     to_spark,
 )
+from connector.connectors.kafka.settings import BoundedMode, SourceSettings, StartupMode, Subscription, is_bounded
 
 BASE = {"properties.bootstrap.servers": "localhost:9092", "topic": "orders"}
 

@@ -7,24 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from connector.connectors.declarations import CONNECTORS, FORMATS, JsonOptions, KafkaOptions
+from connector.connectors import registry
+from connector.connectors.kafka.options import KafkaOptions
+from connector.connectors.registry import format_options, resolve, validate_table
 from connector.diagnostics import PipelineError, Position
-from connector.options.framework import (
-    BOOLEAN,
-    CHAR,
-    DURATION,
-    ENUM,
-    INT,
-    LIST,
-    LONG,
-    MEMORY_SIZE,
-    castable,
-    format_options,
-    parse_flink_type,
-    resolve,
-    validate_table,
-)
+from connector.formats import registry as format_registry
+from connector.formats.json import JsonOptions
+from connector.options.metadata import castable, parse_flink_type
 from connector.options.reference import render_markdown
+from connector.options.types import BOOLEAN, CHAR, DURATION, ENUM, INT, LIST, LONG, MEMORY_SIZE
 from connector.sql.catalog import Column, ColumnKind, Table
 
 FILE = "pipeline.sql"
@@ -283,11 +274,11 @@ def test_committed_options_reference_is_up_to_date() -> None:
 
 def test_reference_documents_every_declared_option() -> None:
     text = render_markdown()
-    for factory in CONNECTORS:
+    for factory in registry.factories().values():
         assert f"### `{factory.identifier}`" in text
         for option in factory.options:
             assert f"`{option.key}`" in text
-    for fmt in FORMATS:
+    for fmt in format_registry.formats():
         for option in fmt.options:
             assert f"`{fmt.identifier}.{option.key}`" in text
     assert "when 'scan.startup.mode' = 'timestamp'" in text

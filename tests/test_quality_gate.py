@@ -16,7 +16,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 from connector.entrypoints.cli import EXIT_OK, EXIT_QUALITY, main
 from connector.planning.plan import build
-from connector.quality.gate import provenance_view, with_provenance
+from connector.quality.provenance import provenance_view, with_provenance
 from connector.quality.report import TableReport, load_records, render
 from connector.runtime import engine
 from connector.sql.frontend import compile_file

@@ -20,7 +20,8 @@ from confluent_kafka import Consumer, TopicPartition
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import functions as F
 
-from connector.connectors import sinks, sources
+from connector.connectors import reading, writing
+from connector.runtime.hadoop_fs import HadoopFs
 from connector.sql.catalog import Table
 from connector.sql.loader import load_text
 
@@ -51,7 +52,7 @@ def input_rows(spark: SparkSession, folder: Path, rows: Sequence[object], schema
 def run(frame: DataFrame, tbl: Table, checkpoint: Path, output_mode: str = "append") -> None:
     """Write `frame` to `tbl` with Trigger.AvailableNow and wait until it is done (or raise its error)."""
     writer = frame.writeStream.outputMode(output_mode).option("checkpointLocation", str(checkpoint))
-    query = sinks.start(frame, tbl, writer.trigger(availableNow=True), output_mode)
+    query = writing.start(frame, tbl, writer.trigger(availableNow=True), output_mode)
     try:
         assert query.awaitTermination(180), "the query did not finish"
     finally:
@@ -312,9 +313,9 @@ def test_blackhole_swallows_rows(spark: SparkSession, tmp_path: Path) -> None:
 
 
 def read_table(spark: SparkSession, tbl: Table, checkpoint: Path) -> list[Row]:
-    """Every row of a bounded Kafka table, through `sources.source_dataframe` (the flink-kafka source)."""
+    """Every row of a bounded Kafka table, through `reading.source_dataframe` (the flink-kafka source)."""
     rows: list[Row] = []
-    frame = sources.source_dataframe(spark, tbl)
+    frame = reading.source_dataframe(spark, tbl)
     writer = frame.writeStream.foreachBatch(lambda batch, _: rows.extend(batch.collect()))
     query = writer.option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).start()
     try:
@@ -384,7 +385,7 @@ def test_upsert_kafka_source_reads_tombstones_as_deletes(
 def test_results_files_on_the_local_file_system_are_replaced_whole(spark: SparkSession, tmp_path: Path) -> None:
     """The quality gate's per-batch records: a batch run again replaces its record, and a checksum Hadoop wrote
     for an earlier version is removed, so Hadoop readers do not reject the new content."""
-    fs = sinks.HadoopFs(spark, str(tmp_path))
+    fs = HadoopFs(spark, str(tmp_path))
     target = tmp_path / "quality" / "batch-000000000001.json"
     fs.write_text(str(target), '{"status": "failed"}')
     (target.parent / f".{target.name}.crc").write_bytes(b"stale")

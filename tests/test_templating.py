@@ -11,14 +11,8 @@ from sqlglot.errors import ParseError
 
 import connector.sql.dialect  # noqa: F401  (registers read="flink")
 from connector.diagnostics import Diagnostic, PipelineError
-from connector.sql.templating import (
-    BUNDLED_TEMPLATES,
-    RenderedFile,
-    load_vars_file,
-    parse_var_args,
-    render,
-    render_string,
-)
+from connector.sql.templating import BUNDLED_TEMPLATES, RenderedFile, render, render_string
+from connector.sql.variables import load_vars_file, parse_var_args
 
 VARS = {"brokers": "localhost:9092", "topic": "orders"}
 

@@ -26,7 +26,9 @@ from pyspark.sql.streaming import StreamingQuery
 from sqlglot import exp
 
 from connector.sql import dialect
-from connector.sql.transpile import TranspileError, spark_duration, to_spark_sql, transpile, watermark_delay
+from connector.sql.intervals import spark_duration, watermark_delay
+from connector.sql.rewriting import TranspileError
+from connector.sql.transpile import to_spark_sql, transpile
 
 BID = [
     ("2020-04-15 08:05:00", "4.00", "C", "supplier1"),

@@ -18,6 +18,7 @@ from rich.console import Console
 from connector import __version__
 from connector.diagnostics import Diagnostic, PipelineError, print_diagnostics
 from connector.sql import templating
+from connector.sql.variables import load_vars_file, parse_var_args
 
 EXIT_OK = 0
 EXIT_ERRORS = 1
@@ -47,8 +48,8 @@ def _template_args(parser: argparse.ArgumentParser) -> None:
 def _variables(args: argparse.Namespace) -> dict[str, str]:
     variables: dict[str, str] = {}
     if args.vars_file is not None:
-        variables.update(templating.load_vars_file(args.vars_file))
-    variables.update(templating.parse_var_args(args.var))
+        variables.update(load_vars_file(args.vars_file))
+    variables.update(parse_var_args(args.var))
     return variables
 
 

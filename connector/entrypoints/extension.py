@@ -64,16 +64,19 @@ from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructField, StructType
 from sqlglot import exp
 
-from connector.connectors import declarations as factories
+from connector.connectors import registry
 from connector.diagnostics import Diagnostic, PipelineError
 from connector.planning.plan import PipelinePlan, QueryPlan, build
 from connector.runtime import engine
 from connector.runtime.runner import stop_cleanly
-from connector.sql import dialect, templating, validation
+from connector.sql import templating, validation
 from connector.sql.catalog import Pipeline, Table
+from connector.sql.expressions import StatementSet
 from connector.sql.loader import load_text
 from connector.sql.parsing import ParsedStatement, parse_script
+from connector.sql.statements import reset_of, setting_of
 from connector.sql.types import spark_type
+from connector.sql.variables import load_vars_file
 
 SQL_FILE = "<spark.sql>"
 CONF_PREFIX = "spark.kafka_sql."
@@ -215,9 +218,9 @@ class PipelineSession:
     def _is_pipeline(self, statement: ParsedStatement) -> bool:
         """Whether a statement is the pipeline's to run (else Spark's)."""
         node = statement.expression
-        if dialect.setting_of(node) is not None or dialect.reset_of(node) is not None:
+        if setting_of(node) is not None or reset_of(node) is not None:
             return _QUOTED_SET.match(statement.text) is not None
-        if isinstance(node, dialect.StatementSet):
+        if isinstance(node, StatementSet):
             return True
         if isinstance(node, exp.Insert):
             target = node.this.this if isinstance(node.this, exp.Schema) else node.this
@@ -255,7 +258,7 @@ class PipelineSession:
     def _run(self, statement: ParsedStatement, rendered: templating.RenderedFile) -> Any:
         chunk = _Chunk(statement.text, statement.line, statement.column, rendered)
         node = statement.expression
-        if isinstance(node, exp.Insert | dialect.StatementSet):
+        if isinstance(node, exp.Insert | StatementSet):
             pipeline, diagnostics = _compile([*self._chunks, chunk])
             self._warn(diagnostics)
             queries = self._start(pipeline)
@@ -268,7 +271,7 @@ class PipelineSession:
         self._pipeline = after
         with self._internal():
             self._sync_views(before, after, plan.views)
-        setting = dialect.setting_of(node)
+        setting = setting_of(node)
         if setting is not None:
             return self.spark.createDataFrame([setting], "key string, value string")
         return self.spark.createDataFrame([], StructType([]))
@@ -313,9 +316,9 @@ class PipelineSession:
                 self.spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW `{view_name}` AS {sql}")
 
     def _register_table(self, table: Table) -> None:
-        factory = factories.FACTORIES.get(table.connector or "")
+        factory = registry.factories().get(table.connector or "")
         readable = factory is not None and factory.source
-        if readable and not any(d.severity == "error" for d in factories.validate_source(table)):
+        if readable and not any(d.severity == "error" for d in registry.validate_source(table)):
             try:
                 engine.table_frame(self.spark, table).createOrReplaceTempView(table.name)
                 return
@@ -420,7 +423,7 @@ def _conf_settings(spark: SparkSession) -> tuple[dict[str, str], Path | None, li
     variables: dict[str, str] = {}
     vars_file = conf.get(CONF_VARS_FILE)
     if vars_file:
-        variables.update(templating.load_vars_file(vars_file))
+        variables.update(load_vars_file(vars_file))
     variables.update((k[len(CONF_VAR):], v) for k, v in conf.items() if k.startswith(CONF_VAR))
     location = conf.get(CONF_CHECKPOINT) or conf.get(SPARK_CHECKPOINT)
     templates = [Path(p.strip()) for p in conf.get(CONF_TEMPLATES, "").split(",") if p.strip()]

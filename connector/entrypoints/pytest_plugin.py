@@ -350,7 +350,7 @@ def _produce(spark: SparkSession, table: Table, rows: Sequence[Mapping[str, Any]
     from pyspark.sql.types import StructField, StructType
 
     from connector.connectors.kafka.sink import KafkaSink
-    from connector.connectors.sinks import kafka_records
+    from connector.connectors.kafka.writing import kafka_records
     from connector.runtime import data_sources
     from connector.sql.types import spark_type
 
@@ -382,8 +382,9 @@ def _wait(running: Sequence[RunningQuery], timeout: float) -> None:
 
 def _read_sink(spark: SparkSession, table: Table, topic: str) -> SinkOutput:
     """The sink's topic, decoded with its formats; an upsert-kafka sink materialized (last row per key)."""
+    from connector.connectors.kafka.reading import kafka_rows
     from connector.connectors.kafka.source import KafkaSource
-    from connector.connectors.sources import DELETED, OFFSET, PARTITION, kafka_rows
+    from connector.connectors.reading import DELETED, OFFSET, PARTITION
     from connector.runtime import data_sources
 
     data_sources.register(spark, KafkaSource)

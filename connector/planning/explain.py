@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from connector.connectors.declarations import QualityOptions
 from connector.planning.plan import QueryPlan, build
 from connector.quality import expectations
+from connector.quality.options import QualityOptions
 from connector.secrets import mask_options, mask_sql
 from connector.sql.catalog import ColumnKind, Pipeline, Table
 

@@ -11,18 +11,21 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlglot import exp
 
-from connector.connectors.declarations import DatagenOptions, FilesystemOptions, KafkaOptions, PrintOptions
+from connector.connectors import registry
 from connector.diagnostics import Diagnostic, PipelineError
-from connector.options.framework import parse_duration, resolve
+from connector.options.factory import SourceBehaviour
+from connector.options.types import parse_duration
 from connector.secrets import mask_options
-from connector.sql import dialect, validation
+from connector.sql import validation
 from connector.sql.catalog import Insert, Pipeline, Table
-from connector.sql.transpile import TranspileError, to_spark_sql, watermark_delay
+from connector.sql.intervals import watermark_delay
+from connector.sql.rewriting import TranspileError
+from connector.sql.statements import table_option_hints
+from connector.sql.transpile import to_spark_sql
 
 # SET keys with a Spark meaning; every other key is reported once as ignored.
 SPARK_SETTINGS = {
@@ -41,6 +44,7 @@ class SourcePlan:
     bounded: bool  # finishes by itself (Kafka bounded mode, files): the query runs with Trigger.AvailableNow
     behaviour: dict[str, str]
     row_limit: int | None = None  # datagen 'number-of-rows': the runner stops the query after that many rows
+    final_watermark: bool = False  # a bounded scan ends with the end-of-input row (Flink's final watermark)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -101,143 +105,19 @@ class PipelinePlan:
     warnings: list[Diagnostic] = field(default_factory=list)
 
 
-def _millis_text(ms: int) -> str:
-    return f"{ms} ({datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec='milliseconds')})"
-
-
-def kafka_behaviour(table: Table) -> tuple[bool, dict[str, str]]:
-    """Flink's start/stop/commit behaviour of a kafka or upsert-kafka source, in words."""
-    opts = resolve(table)
-    group = opts.get(KafkaOptions.GROUP_ID)
-    reset = opts.get(KafkaOptions.AUTO_OFFSET_RESET) or "none"
-    mode = opts.get(KafkaOptions.SCAN_STARTUP_MODE)
-    topic_list = opts.get(KafkaOptions.TOPIC)
-    pattern = opts.get(KafkaOptions.TOPIC_PATTERN)
-    subscription = f"topics {', '.join(topic_list)}" if topic_list else f"topics matching /{pattern}/"
-    fallback = "fail naming them" if reset == "none" else f"{reset} offset"
-    if mode == "earliest-offset":
-        start = "earliest offset of every partition"
-    elif mode == "latest-offset":
-        start = "latest offset of every partition at the first start"
-    elif mode == "group-offsets":
-        start = (
-            f"committed offsets of group '{group}'; partitions without one: {fallback} (properties.auto.offset.reset)"
-        )
-    elif mode == "timestamp":
-        millis = opts.require(KafkaOptions.SCAN_STARTUP_TIMESTAMP_MILLIS)
-        start = f"first record at or after {_millis_text(millis)}; partitions without one: latest offset"
-    else:
-        offsets = opts.require(KafkaOptions.SCAN_STARTUP_SPECIFIC_OFFSETS)
-        listed = ", ".join(f"partition {p}: {o}" for p, o in sorted(offsets.items()))
-        start = f"{listed}; other partitions: committed offset, else earliest (with a warning)"
-    bounded_mode = opts.get(KafkaOptions.SCAN_BOUNDED_MODE)
-    if bounded_mode == "unbounded":
-        stop = "unbounded"
-    elif bounded_mode == "latest-offset":
-        stop = "latest offsets when the query starts, then finish"
-    elif bounded_mode == "group-offsets":
-        stop = f"committed offsets of group '{group}' when the query starts, then finish"
-    elif bounded_mode == "timestamp":
-        stop = f"records before {_millis_text(opts.require(KafkaOptions.SCAN_BOUNDED_TIMESTAMP_MILLIS))}, then finish"
-    else:
-        offsets = opts.require(KafkaOptions.SCAN_BOUNDED_SPECIFIC_OFFSETS)
-        listed = ", ".join(f"partition {p}: {o}" for p, o in sorted(offsets.items()))
-        stop = f"{listed} (exclusive); other partitions are not read; then finish"
-    commit_on_checkpoint = opts.get(KafkaOptions.COMMIT_OFFSETS_ON_CHECKPOINT)
-    auto_commit = opts.properties.get("enable.auto.commit", "false").lower() == "true"
-    if group and commit_on_checkpoint:
-        commit = f"ON_CHECKPOINTS: after each completed micro-batch, to group '{group}' (last processed + 1)"
-    elif group and auto_commit:
-        commit = "KAFKA_PERIODIC: left to the Kafka client's auto commit"
-    else:
-        commit = "DISABLED" + ("" if group else " (no properties.group.id)")
-    interval = opts.get(KafkaOptions.PARTITION_DISCOVERY_INTERVAL)
-    bounded = bounded_mode != "unbounded"
-    if ends_with_final_watermark(table, bounded):
-        stop += "; the watermark then moves to the end of time, firing every open window"
-    if bounded or not interval or interval <= timedelta(0):
-        discovery = "off: partitions fixed at start"
-    else:
-        discovery = f"every {_duration_words(interval)}; new partitions and topics read from earliest"
-    return bounded, {
-        "subscription": subscription,
-        "start": start,
-        "restore": "checkpointed offsets; partitions unknown to the checkpoint from earliest; "
-        "partitions no longer subscribed dropped with a warning",
-        "stop": stop,
-        "commit": commit,
-        "discovery": discovery,
-    }
-
-
-def ends_with_final_watermark(table: Table, bounded: bool) -> bool:
-    """A bounded Kafka scan of a table with a WATERMARK ends with the end-of-input row, which moves the
-    watermark to the end of time ('scan.bounded.end-watermark': Flink's final watermark)."""
-    return (
-        table.connector in ("kafka", "upsert-kafka")
-        and bounded
-        and table.watermark is not None
-        and resolve(table).get(KafkaOptions.BOUNDED_END_WATERMARK) is True
-    )
-
-
-def _duration_words(value: timedelta) -> str:
-    seconds = value.total_seconds()
-    for unit, size in (("h", 3600), ("min", 60), ("s", 1)):
-        if seconds >= size and seconds % size == 0:
-            return f"{int(seconds // size)} {unit}"
-    return f"{int(seconds * 1000)} ms"
-
-
-def source_behaviour(table: Table) -> tuple[bool, dict[str, str]]:
-    connector = table.connector
-    if connector in ("kafka", "upsert-kafka"):
-        return kafka_behaviour(table)
-    opts = resolve(table)
-    if connector == "datagen":
-        rows = opts.get(DatagenOptions.NUMBER_OF_ROWS)
-        rate = opts.get(DatagenOptions.ROWS_PER_SECOND)
-        stop = f"after {rows} rows" if rows else "unbounded"
-        # Spark's rate source cannot run AvailableNow; the runner stops the query after the rows instead.
-        return False, {"start": f"generated, {rate} rows per second", "stop": stop}
-    if connector == "filesystem":
-        monitor = opts.get(FilesystemOptions.SOURCE_MONITOR_INTERVAL)
-        path = opts.get(FilesystemOptions.PATH)
-        if monitor:
-            return False, {"start": f"files under {path}", "stop": f"unbounded, new files every {monitor}"}
-        return True, {"start": f"files under {path}", "stop": "the files present at start, then finish"}
-    return True, {"start": "-", "stop": "-"}
+def source_behaviour(table: Table) -> SourceBehaviour:
+    """How the source table is read, from its connector's factory."""
+    factory = registry.connector_factory(table)
+    if factory is None or factory.describe_source is None:
+        return SourceBehaviour(True, {"start": "-", "stop": "-"})
+    return factory.describe_source(table, registry.resolve(table))
 
 
 def sink_behaviour(table: Table) -> dict[str, str]:
-    connector = table.connector
-    opts = resolve(table)
-    if connector == "kafka":
-        topics = opts.get(KafkaOptions.TOPIC)
-        return {
-            "topic": ";".join(topics) if topics else "from the 'topic' metadata column",
-            "delivery": str(opts.get(KafkaOptions.DELIVERY_GUARANTEE)),
-            "partitioner": str(opts.get(KafkaOptions.SINK_PARTITIONER)),
-        }
-    if connector == "upsert-kafka":
-        topics = opts.get(KafkaOptions.TOPIC)
-        return {
-            "topic": ";".join(topics or []),
-            "key": ", ".join(table.primary_key),
-            "delivery": str(opts.get(KafkaOptions.DELIVERY_GUARANTEE)),
-            "deletes": "tombstones",
-        }
-    if connector == "filesystem":
-        return {
-            "path": str(opts.get(FilesystemOptions.PATH)),
-            "format": str(opts.get(FilesystemOptions.FORMAT)),
-            "delivery": "exactly-once (Spark file sink log)",
-        }
-    if connector == "print":
-        ident = opts.get(PrintOptions.PRINT_IDENTIFIER)
-        err = opts.get(PrintOptions.STANDARD_ERROR)
-        return {"to": ("stderr" if err else "stdout") + (f", prefix '{ident}> '" if ident else "")}
-    return {}
+    factory = registry.connector_factory(table)
+    if factory is None or factory.describe_sink is None:
+        return {}
+    return factory.describe_sink(table, registry.resolve(table))
 
 
 def _view_name(table: str, ordinal: int) -> str:
@@ -295,9 +175,10 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
                     )
                 )
         effective = dataclasses.replace(table, options=options)
-        bounded, behaviour = source_behaviour(effective)
-        rows = resolve(effective).get(DatagenOptions.NUMBER_OF_ROWS) if table.connector == "datagen" else None
-        return SourcePlan(effective, view, bounded, behaviour, rows)
+        described = source_behaviour(effective)
+        return SourcePlan(
+            effective, view, described.bounded, described.words, described.rows, described.final_watermark
+        )
 
     watermarks = {t.name: t.watermark.column for t in pipeline.tables.values() if t.watermark}
     views: list[tuple[str, str]] = []
@@ -322,7 +203,7 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
             read = pipeline.table(ref.name)
             if read is None:
                 continue
-            hints = dialect.table_option_hints(ref)
+            hints = table_option_hints(ref)
             ref_key = (read.name.lower(), tuple(sorted(hints.items())))
             if ref_key not in plans:
                 ordinal = sum(1 for k in plans if k[0] == ref_key[0])

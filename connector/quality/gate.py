@@ -1,10 +1,10 @@
 """The data-quality gate: every micro-batch of a query is checked against its sink table's expectations before
 the sink writes it, and the batch's offsets commit only when the checks allow.
 
-The gate is the query's foreachBatch function (`sinks.start(..., gate=...)`):
+The gate is the query's foreachBatch function (`writing.start(..., gate=...)`):
 
 1. `prepare` adds one boolean column per rule with per-row violations to the streaming rows (the rules
-   compiled to Spark expressions by `connector.quality.expectations`) and observes every figure the verdicts need
+   compiled to Spark expressions by `connector.quality.rules`) and observes every figure the verdicts need
    (`quality_<table>`: rows, violations, non-NULL counts, min / max / mean), so all checks are computed in
    the one pass that reads the batch; Spark reports the same figures in StreamingQueryProgress.
 2. Per batch: a sink that stages its writes (files, blackhole) gets the rows no row-level rule rejects in
@@ -16,45 +16,47 @@ The gate is the query's foreachBatch function (`sinks.start(..., gate=...)`):
 3. A failing rule whose action is `fail` raises `QualityGateError` before anything is written: the query
    stops, the batch's offsets are not committed, and a restart processes the same records again. The report
    names the rule, the observed value and a sample of failing rows with topic, partition and offset.
-4. Otherwise quarantined rows go to the quarantine table (`sinks.batch_writer`, with the failed rule names
-   and their provenance), the rest to the sink, and one JSON record per batch is written to the results
-   directory: batch id, offsets, lag, rows checked / passed / dropped / quarantined per rule, and the
-   great-expectations validation result (`kafka-sql dq-report DIR` renders them). With staged writes,
-   quarantining rows and sampling violations read the batch again (only batches that have them).
-
-Provenance (`__topic`, `__partition`, `__offset`) is carried from the source when the query maps each output
-row to one row of a single source (`with_provenance`); otherwise it is NULL.
+4. Otherwise quarantined rows go to the quarantine table (`writing.batch_writer`, with the failed rule names
+   and their provenance, `connector.quality.provenance`), the rest to the sink, and one JSON record per batch
+   is written to the results directory (`connector.quality.results`). With staged writes, quarantining rows
+   and sampling violations read the batch again (only batches that have them).
 
 With 'quality.quarantine.malformed' = 'true' the records the query's sources skip as malformed are
 quarantined too, in the same write as the batch's other quarantined rows: the sources collect them in
-their malformed-records observation (`sources.source_dataframe(..., malformed_rows=True)`), read here
+their malformed-records observation (`reading.source_dataframe(..., malformed_rows=True)`), read here
 with the gate's own figures.
 """
 
 from __future__ import annotations
 
-import json
-import logging
 import re
-import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import Future
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from functools import reduce
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import sqlglot
-from sqlglot import exp
-
-from connector.connectors import sinks, sources
-from connector.connectors.declarations import QualityOptions
+from connector.connectors import reading, writing
 from connector.diagnostics import Diagnostic, PipelineError
 from connector.quality import expectations
-from connector.quality.expectations import Action, Outcome, Rule
+from connector.quality.figures import (
+    DROPPED,
+    MALFORMED_ROWS,
+    QUARANTINED,
+    BatchFigures,
+    Totals,
+    Verdict,
+    batch_figures,
+    decide,
+    dropped_by,
+    failure_report,
+)
+from connector.quality.options import QualityOptions
+from connector.quality.provenance import PROVENANCE
+from connector.quality.results import ResultsWriter
+from connector.quality.rules import SAMPLE_SIZE, UNIQUE, Action, Outcome, Rule, nonnull_count
 from connector.sql.catalog import Pipeline, Table
 from connector.sql.types import spark_type
 
@@ -65,19 +67,9 @@ if TYPE_CHECKING:
 
     from connector.planning.plan import QueryPlan
 
-log = logging.getLogger(__name__)
-
-PROVENANCE = (sources.TOPIC, sources.PARTITION, sources.OFFSET)
 _FLAG = "__dq_{}"
 # Per row: some row-level rule with this action rejects it (computed once, read by the observation and the filter).
 _REJECTED = {Action.QUARANTINE: "__dq_quarantine", Action.DROP: "__dq_drop"}
-_QUARANTINED, _DROPPED = "__quarantined", "__dropped"  # rows row-level rules quarantine / drop (not quarantine)
-_MALFORMED_ROWS = "__malformed_rows"  # the skipped malformed source records of the batch (Rows)
-
-
-def _dropped_by(rule: Rule) -> str:
-    return f"__dropped {rule.name}"
-_REPORT_ROWS = 5
 
 
 class QualityGateError(Exception):
@@ -85,133 +77,17 @@ class QualityGateError(Exception):
 
 
 @dataclass
-class RuleFigures:
-    """What one rule found and did in one batch."""
-
-    name: str
-    type: str
-    action: str
-    scope: str  # "row" or "batch"
-    success: bool
-    checked: int
-    failed: int  # rows violating it (row-level, uniqueness), or every row when a batch-level rule fails
-    dropped: int
-    quarantined: int
-    observed_value: Any = None
-    sample: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def passed(self) -> int:
-        return self.checked - self.failed
-
-
-@dataclass
-class BatchFigures:
-    """One batch through the gate: row totals (after overlaps between rules) and per-rule figures."""
-
-    batch_id: int
-    status: str  # passed | warned (violations kept) | filtered (rows dropped or quarantined) | failed
-    rows: int
-    written: int
-    dropped: int
-    quarantined: int
-    rules: list[RuleFigures]
-    duration_ms: int = 0
-    malformed: int = 0  # malformed source records quarantined (not among `rows`)
-
-
-@dataclass
-class Totals:
-    """Figures summed over the batches of a run, for the progress display."""
-
-    batches: int = 0
-    rows: int = 0
-    written: int = 0
-    dropped: int = 0
-    quarantined: int = 0
-    failed: int = 0
-    malformed: int = 0
-
-    def add(self, figures: BatchFigures) -> None:
-        self.batches += 1
-        self.rows += figures.rows
-        self.written += figures.written
-        self.dropped += figures.dropped
-        self.quarantined += figures.quarantined
-        self.malformed += figures.malformed
-        self.failed += figures.status == "failed"
-
-
-@dataclass
 class _WrittenAtOnce:
     """A sink without staging, for batches no verdict can reject as a whole: written as they are checked."""
 
-    write: sinks.BatchWriter
+    write: writing.BatchWriter
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         self.write(batch, batch_id)
 
-    def stage(self, batch: DataFrame, batch_id: int) -> sinks.Staged:
+    def stage(self, batch: DataFrame, batch_id: int) -> writing.Staged:
         self.write(batch, batch_id)
-        return sinks.NOTHING_STAGED
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """What the gate does with one batch: `stop` lists the failed rules whose action is `fail`; a failed
-    batch-level rule quarantines or drops the whole batch; row totals count overlapping rules once."""
-
-    rows: int
-    batch_failed: list[bool]  # per rule: a batch-level rule that failed
-    stop: list[int]
-    quarantine_all: bool
-    drop_all: bool
-    quarantined: int
-    dropped: int
-
-    @property
-    def written(self) -> int:
-        return self.rows - self.quarantined - self.dropped
-
-
-def provenance_view(view: str) -> str:
-    """Name of the temporary view of `view`'s rows with the provenance columns."""
-    return f"__dq_{view}"
-
-
-def with_provenance(spark_sql: str, views: Mapping[str, Sequence[str]]) -> str | None:
-    """`spark_sql` reading its source view through `provenance_view(...)` and returning the provenance columns
-    last, when each output row comes from one row of one source view (a projection / filter of one source);
-    None otherwise. `views` maps each source view to its columns, which expand `*`."""
-    try:
-        tree = sqlglot.parse_one(spark_sql, read="spark")
-    except sqlglot.errors.ParseError:
-        return None
-    if not isinstance(tree, exp.Select) or any(
-        tree.args.get(key) for key in ("joins", "group", "having", "distinct", "with_", "laterals", "windows")
-    ):
-        return None
-    if any(s.find(exp.AggFunc, exp.Window) is not None for s in tree.selects):
-        return None
-    from_ = tree.args.get("from_")
-    table = from_.this if from_ is not None else None
-    by_name = {name.lower(): (name, columns) for name, columns in views.items()}
-    if not isinstance(table, exp.Table) or table.db or table.name.lower() not in by_name:
-        return None
-    view, columns = by_name[table.name.lower()]
-    alias = table.alias_or_name
-    selects: list[exp.Expr] = []
-    for select in tree.selects:
-        if isinstance(select, exp.Star) or (isinstance(select, exp.Column) and isinstance(select.this, exp.Star)):
-            selects += [exp.column(c, table=alias, quoted=True) for c in columns]
-        else:
-            selects.append(select)
-    selects += [exp.alias_(exp.column(c, table=alias, quoted=True), c, quoted=True) for c in PROVENANCE]
-    tree.set("expressions", selects)
-    if not table.alias:
-        table.set("alias", exp.TableAlias(this=exp.to_identifier(table.name, quoted=True)))
-    table.set("this", exp.to_identifier(provenance_view(view), quoted=True))
-    return tree.sql(dialect="spark")
+        return writing.NOTHING_STAGED
 
 
 _CONSTRAINT_PROPAGATION = "spark.sql.constraintPropagation.enabled"
@@ -286,21 +162,15 @@ class QualityGate:
         self.table = table
         self.rules = list(rules)
         self.query_name = query_name
-        self.results_dir = results_dir.rstrip("/")
-        self.checkpoint = checkpoint.rstrip("/")
         self.quarantine = quarantine
-        self.kafka_sources = list(kafka_sources)
         self.malformed_sources = list(malformed_sources)  # sources whose skipped records are quarantined
         self.metric_name = f"quality_{table.name}"
         self.failure: str | None = None
         self.last: BatchFigures | None = None
         self.totals = Totals()
-        self._quarantine_writer: sinks.BatchWriter | None = None
+        self._quarantine_writer: writing.BatchWriter | None = None
         self._streams: StreamingQueryManager | None = None
-        self._suite_name = f"{table.name}_expectations"
-        self._fs: sinks.HadoopFs | None = None
-        # The current batch's offsets and lag, asked for while Spark runs the batch (`_ask_positions`).
-        self._positions: Future[tuple[dict[str, Any], dict[str, dict[str, int]] | None]] | None = None
+        self._results = ResultsWriter(query_name, table, self.rules, results_dir, checkpoint, quarantine, kafka_sources)
 
     # -- the streaming side --------------------------------------------------------------------------------
 
@@ -313,17 +183,17 @@ class QualityGate:
         from pyspark.sql import functions as F
         from pyspark.sql.types import IntegerType, LongType, StringType
 
-        nulls = {sources.TOPIC: StringType(), sources.PARTITION: IntegerType(), sources.OFFSET: LongType()}
+        nulls = {reading.TOPIC: StringType(), reading.PARTITION: IntegerType(), reading.OFFSET: LongType()}
         for column, data_type in nulls.items():
             if column not in frame.columns:
                 frame = frame.withColumn(column, F.lit(None).cast(data_type))
-        upsert = sinks.DELETED in frame.columns
+        upsert = writing.DELETED in frame.columns
         flags = []
         for index, rule in enumerate(self.rules):
             if rule.has_violations:
                 violated = rule.violation()
                 if upsert:  # a delete of a key is not a row to check
-                    violated = violated & ~F.coalesce(F.col(sinks.DELETED), F.lit(False))
+                    violated = violated & ~F.coalesce(F.col(writing.DELETED), F.lit(False))
                 flags.append(violated.alias(_FLAG.format(index)))
         rejected = []
         for action, column in _REJECTED.items():
@@ -333,12 +203,12 @@ class QualityGate:
         self._streams = frame.sparkSession.streams  # foreachBatch gets a clone of the session, without them
         if self.quarantine is not None:
             template = self._quarantine_rows(frame, F.array().cast("array<string>"), -1)
-            self._quarantine_writer = sinks.batch_writer(template, self.quarantine)
+            self._quarantine_writer = writing.batch_writer(template, self.quarantine)
         return frame
 
     # -- one micro-batch -----------------------------------------------------------------------------------
 
-    def __call__(self, batch: DataFrame, batch_id: int, write: sinks.BatchWriter) -> None:
+    def __call__(self, batch: DataFrame, batch_id: int, write: writing.BatchWriter) -> None:
         """Check one micro-batch, then write what passes (or raise QualityGateError before writing anything).
 
         A sink that stages its writes (files, blackhole) gets the batch in one pass that also computes every
@@ -349,41 +219,41 @@ class QualityGate:
         from pyspark import StorageLevel
 
         started = time.monotonic()
-        if not any(r.type == expectations.UNIQUE for r in self.rules):
-            if isinstance(write, sinks.StagingWriter):
+        if not any(r.type == UNIQUE for r in self.rules):
+            if isinstance(write, writing.StagingWriter):
                 self._check_staged(batch, batch_id, write, started)
                 return
             if not any(r.action is Action.FAIL or not (r.row_level or r.action is Action.KEEP) for r in self.rules):
                 self._check_staged(batch, batch_id, _WrittenAtOnce(write), started)
                 return
         cached = batch.persist(StorageLevel.MEMORY_AND_DISK)
-        self._ask_positions(batch, batch_id)
+        self._results.ask_positions(batch, batch_id)
         try:
             cached.count()  # reads the batch into memory, computing the observation on the way
             values = {**self._observed(batch), **self._unique_counts(cached)}
             outcomes = [rule.outcome(int(values["rows"]), values, batch.schema) for rule in self.rules]
-            verdict = self._verdict(values, outcomes)
+            verdict = decide(self.rules, values, outcomes)
             self._stop_if_failed(cached, batch_id, values, outcomes, verdict, started)
-            self._quarantine(cached, batch_id, verdict, values[_MALFORMED_ROWS])
+            self._quarantine(cached, batch_id, verdict, values[MALFORMED_ROWS])
             if verdict.written:
                 write(self._kept(cached), batch_id)
             self._finish(cached, batch_id, values, outcomes, verdict, started)
         finally:
             cached.unpersist()
 
-    def _check_staged(self, batch: DataFrame, batch_id: int, write: sinks.StagingWriter, started: float) -> None:
+    def _check_staged(self, batch: DataFrame, batch_id: int, write: writing.StagingWriter, started: float) -> None:
         kept = self._kept(batch)
-        self._ask_positions(batch, batch_id)  # after the last JVM calls before the job: they share the GIL
+        self._results.ask_positions(batch, batch_id)  # after the last JVM calls before the job: they share the GIL
         staged = write.stage(kept, batch_id)
         values = self._observed(batch)
         outcomes = [rule.outcome(int(values["rows"]), values, batch.schema) for rule in self.rules]
-        verdict = self._verdict(values, outcomes)
+        verdict = decide(self.rules, values, outcomes)
         if verdict.stop or verdict.quarantine_all or verdict.drop_all:
             staged.discard()
         self._stop_if_failed(batch, batch_id, values, outcomes, verdict, started)
         if not (verdict.quarantine_all or verdict.drop_all):
             staged.publish()
-        self._quarantine(batch, batch_id, verdict, values[_MALFORMED_ROWS])  # reads the batch again if it writes
+        self._quarantine(batch, batch_id, verdict, values[MALFORMED_ROWS])  # reads the batch again if it writes
         self._finish(batch, batch_id, values, outcomes, verdict, started)
 
     def _data_columns(self, frame: DataFrame) -> list[str]:
@@ -396,23 +266,6 @@ class QualityGate:
         removed = [f"`{column}`" for action, column in _REJECTED.items() if self._flags(action)]
         kept = frame.where(f"NOT ({' OR '.join(removed)})") if removed else frame
         return kept.selectExpr(*[f"`{c.replace('`', '``')}`" for c in self._data_columns(frame)])
-
-    def _verdict(self, values: Mapping[str, Any], outcomes: Sequence[Outcome]) -> Verdict:
-        rows = int(values["rows"])
-        batch_failed = [not o.success and not r.row_level for r, o in zip(self.rules, outcomes, strict=True)]
-        stop = [
-            i
-            for i, (rule, outcome) in enumerate(zip(self.rules, outcomes, strict=True))
-            if rule.action is Action.FAIL and not outcome.success
-        ]
-
-        def batch_level(action: Action) -> bool:
-            return any(failed and r.action is action for r, failed in zip(self.rules, batch_failed, strict=True))
-
-        quarantine_all, drop_all = batch_level(Action.QUARANTINE), batch_level(Action.DROP)
-        quarantined = rows if quarantine_all else int(values.get(_QUARANTINED) or 0)
-        dropped = 0 if quarantine_all else (rows - quarantined if drop_all else int(values.get(_DROPPED) or 0))
-        return Verdict(rows, batch_failed, stop, quarantine_all, drop_all, quarantined, dropped)
 
     def _stop_if_failed(
         self,
@@ -427,9 +280,11 @@ class QualityGate:
         if not verdict.stop:
             return
         samples = self._samples(frame, outcomes)
-        figures = self._figures(batch_id, "failed", verdict, values, outcomes, samples, started)
-        report = self._report(batch_id, figures, verdict.stop, outcomes)
-        self._write_record(frame, batch_id, figures, outcomes, samples, report)
+        figures = batch_figures(self.rules, batch_id, "failed", verdict, values, outcomes, samples, started)
+        report = failure_report(
+            self.query_name, self.table.name, self.rules, figures, verdict.stop, outcomes, self._results.path(batch_id)
+        )
+        self._results.write(frame, batch_id, figures, outcomes, samples, report)
         self._done(figures)
         self.failure = report
         raise QualityGateError(report)
@@ -462,10 +317,10 @@ class QualityGate:
     ) -> None:
         samples = self._samples(frame, outcomes)  # reads the batch again, only when rules have violations
         violated = any(o.unexpected_count or not o.success for o in outcomes)
-        removed = verdict.quarantined or verdict.dropped or values[_MALFORMED_ROWS]
+        removed = verdict.quarantined or verdict.dropped or values[MALFORMED_ROWS]
         status = "filtered" if removed else ("warned" if violated else "passed")
-        figures = self._figures(batch_id, status, verdict, values, outcomes, samples, started)
-        self._write_record(frame, batch_id, figures, outcomes, samples, None)
+        figures = batch_figures(self.rules, batch_id, status, verdict, values, outcomes, samples, started)
+        self._results.write(frame, batch_id, figures, outcomes, samples, None)
         self._done(figures)
 
     def _done(self, figures: BatchFigures) -> None:
@@ -490,7 +345,7 @@ class QualityGate:
 
         found = {}
         for rule in self.rules:
-            if rule.type == expectations.UNIQUE:
+            if rule.type == UNIQUE:
                 column = F.col(f"`{rule.column}`")
                 duplicates = frame.where(column.isNotNull()).groupBy(column).count().where(F.col("count") > 1)
                 total = duplicates.agg(F.sum("count")).first()
@@ -522,9 +377,9 @@ class QualityGate:
             raise RuntimeError(f"the figures '{self.metric_name}' of the micro-batch are missing")
         malformed: list[Row] = []
         for table in self.malformed_sources:
-            collected = metric(sources.malformed_metric(table))
+            collected = metric(reading.malformed_metric(table))
             malformed += (collected or {}).get("rows") or []
-        observed[_MALFORMED_ROWS] = malformed
+        observed[MALFORMED_ROWS] = malformed
         return observed
 
     def _aggregates(self) -> list[Column]:
@@ -540,17 +395,17 @@ class QualityGate:
             if observed is not None:
                 aggregates.append(observed)
         for column in dict.fromkeys(r.column for r in self.rules if r.counts_nonnull and r.column):
-            aggregates.append(F.count(F.col(f"`{column}`")).alias(expectations.nonnull_count(column)))
+            aggregates.append(F.count(F.col(f"`{column}`")).alias(nonnull_count(column)))
         quarantining = any(r.row_level and r.action is Action.QUARANTINE for r in self.rules)
         quarantine, drop = self._any(Action.QUARANTINE), self._any(Action.DROP)
         if quarantining:
-            aggregates.append(F.sum(quarantine.cast("long")).alias(_QUARANTINED))
+            aggregates.append(F.sum(quarantine.cast("long")).alias(QUARANTINED))
         if any(r.row_level and r.action is Action.DROP for r in self.rules):
-            aggregates.append(F.sum((drop & ~quarantine).cast("long")).alias(_DROPPED))
+            aggregates.append(F.sum((drop & ~quarantine).cast("long")).alias(DROPPED))
         for index, rule in enumerate(self.rules):
             if quarantining and rule.row_level and rule.action is Action.DROP:  # rows not quarantined instead
                 dropped = F.col(_FLAG.format(index)) & ~quarantine
-                aggregates.append(F.sum(dropped.cast("long")).alias(_dropped_by(rule)))
+                aggregates.append(F.sum(dropped.cast("long")).alias(dropped_by(rule)))
         return aggregates
 
     def _flags(self, action: Action) -> list[str]:
@@ -584,9 +439,9 @@ class QualityGate:
         fields.update(
             {
                 expectations.FAILED_EXPECTATIONS: failed,
-                "source_topic": F.col(sources.TOPIC),
-                "source_partition": F.col(sources.PARTITION),
-                "source_offset": F.col(sources.OFFSET),
+                "source_topic": F.col(reading.TOPIC),
+                "source_partition": F.col(reading.PARTITION),
+                "source_offset": F.col(reading.OFFSET),
                 "batch_id": F.lit(batch_id).cast("bigint"),
                 "gated_table": F.lit(self.table.name),
             }
@@ -613,10 +468,10 @@ class QualityGate:
 
         rules = zip(self.rules, outcomes, strict=True)
         wanted = [i for i, (rule, outcome) in enumerate(rules) if rule.has_violations and outcome.unexpected_count]
-        unique_rules = [i for i, rule in enumerate(self.rules) if rule.type == expectations.UNIQUE]
+        unique_rules = [i for i, rule in enumerate(self.rules) if rule.type == UNIQUE]
         if not wanted and not any(outcomes[i].unexpected_count for i in unique_rules):
             return {}  # nothing to sample: no job at all
-        data = [F.col(f"`{c}`") for c in self._data_columns(frame) if c != sinks.DELETED]
+        data = [F.col(f"`{c}`") for c in self._data_columns(frame) if c != writing.DELETED]
         provenance = [F.col(c) for c in PROVENANCE]
         parts = []
         if wanted:
@@ -625,7 +480,7 @@ class QualityGate:
                 frame.select(F.explode(F.filter(violated, lambda i: i.isNotNull())).alias("__rule"), *data, *provenance)
             )
         for index, rule in enumerate(self.rules):
-            if rule.type == expectations.UNIQUE and outcomes[index].unexpected_count:
+            if rule.type == UNIQUE and outcomes[index].unexpected_count:
                 column = F.col(f"`{rule.column}`")
                 duplicated = frame.where(column.isNotNull()).groupBy(column).count().where(F.col("count") > 1)
                 keys = duplicated.select(column.alias("__key"))
@@ -635,271 +490,20 @@ class QualityGate:
         if parts:
             order = Window.partitionBy("__rule").orderBy(*provenance)
             ranked = reduce(lambda a, b: a.unionByName(b), parts).withColumn("__rank", F.row_number().over(order))
-            for row in ranked.where(F.col("__rank") <= expectations.SAMPLE_SIZE).collect():
+            for row in ranked.where(F.col("__rank") <= SAMPLE_SIZE).collect():
                 found.setdefault(int(row["__rule"]), []).append(row)
         return {rule: sorted(rows, key=lambda row: int(row["__rank"])) for rule, rows in found.items()}
 
-    # -- figures, records, reports ---------------------------------------------------------------------------
-
-    def _figures(
-        self,
-        batch_id: int,
-        status: str,
-        verdict: Verdict,
-        values: Mapping[str, Any],
-        outcomes: Sequence[Outcome],
-        samples: Mapping[int, list[Row]],
-        started: float,
-    ) -> BatchFigures:
-        """Per rule: rows it rejects, and of those the ones it dropped (quarantine wins over drop: a row a
-        quarantining rule also rejects is quarantined) or quarantined."""
-        rows = verdict.rows
-        per_rule = []
-        for index, (rule, outcome) in enumerate(zip(self.rules, outcomes, strict=True)):
-            failed = (outcome.unexpected_count or 0) if rule.row_level else (rows if verdict.batch_failed[index] else 0)
-            acted = 0 if status == "failed" else failed
-            if rule.action is Action.DROP and acted:
-                key = _dropped_by(rule) if _dropped_by(rule) in values else rule.name
-                acted = int(values[key] or 0) if rule.row_level else rows - verdict.quarantined
-            per_rule.append(
-                RuleFigures(
-                    name=rule.name,
-                    type=rule.type,
-                    action=rule.action.value,
-                    scope="row" if rule.row_level else "batch",
-                    success=outcome.success,
-                    checked=rows,
-                    failed=failed,
-                    dropped=acted if rule.action is Action.DROP else 0,
-                    quarantined=acted if rule.action is Action.QUARANTINE else 0,
-                    observed_value=_observed(rule, outcome),
-                    sample=[_row_record(r) for r in samples.get(index, [])[:_REPORT_ROWS]],
-                )
-            )
-        duration = int((time.monotonic() - started) * 1000)
-        if status == "failed":
-            return BatchFigures(batch_id, status, rows, 0, 0, 0, per_rule, duration)
-        malformed = len(values.get(_MALFORMED_ROWS) or ())
-        return BatchFigures(
-            batch_id, status, rows, verdict.written, verdict.dropped, verdict.quarantined, per_rule, duration, malformed
-        )
-
-    def _report(self, batch_id: int, figures: BatchFigures, stop: Sequence[int], outcomes: Sequence[Outcome]) -> str:
-        lines = [
-            f"Data-quality gate stopped query '{self.query_name}' at batch {batch_id} (table '{self.table.name}', "
-            f"{figures.rows} rows): nothing of the batch was written and its offsets were not committed."
-        ]
-        for index in stop:
-            rule, outcome, rule_figures = self.rules[index], outcomes[index], figures.rules[index]
-            lines.append(f"  expectation '{rule.name}' ({rule.describe()}): {_verdict(rule, outcome)}")
-            for sample in rule_figures.sample:
-                values = ", ".join(f"{k}={v!r}" for k, v in sample.items() if k != "provenance")
-                lines.append(f"    {values}  ({sample['provenance']})")
-        lines.append(
-            f"Fix the expectation or the data and run again: the same records are processed again. "
-            f"Details: {self._record_path(batch_id)}"
-        )
-        return "\n".join(lines)
-
-    def _record_path(self, batch_id: int) -> str:
-        return f"{self.results_dir}/batch-{batch_id:012d}.json"
-
-    def _write_record(
-        self,
-        cached: DataFrame,
-        batch_id: int,
-        figures: BatchFigures,
-        outcomes: Sequence[Outcome],
-        samples: Mapping[int, list[Row]],
-        failure: str | None,
-    ) -> None:
-        """One JSON record per batch (replaced when the batch runs again): figures, offsets, lag and the
-        great-expectations validation result."""
-        assert self._positions is not None, "asked for when the batch came in"
-        offsets, lag = self._positions.result()
-        record = {
-            "query": self.query_name,
-            "table": self.table.name,
-            "batch_id": batch_id,
-            "status": figures.status,
-            "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds"),
-            "duration_ms": figures.duration_ms,
-            "offsets": offsets,
-            "lag": lag,
-            "rows": {
-                "checked": figures.rows,
-                "passed": figures.written,
-                "dropped": figures.dropped,
-                "quarantined": figures.quarantined,
-                "malformed_quarantined": figures.malformed,
-            },
-            "quarantine_table": self.quarantine.name if self.quarantine is not None else None,
-            "expectations": [{**asdict(r), "passed": r.passed} for r in figures.rules],
-            "failure": failure,
-            "validation_result": self._validation_result(batch_id, outcomes, samples, figures),
-        }
-        self._results_fs(cached).write_text(self._record_path(batch_id), json.dumps(record, indent=2, default=str))
-
-    def _results_fs(self, frame: DataFrame) -> sinks.HadoopFs:
-        if self._fs is None:
-            self._fs = sinks.HadoopFs(frame.sparkSession, self.results_dir)
-        return self._fs
-
-    def _ask_positions(self, batch: DataFrame, batch_id: int) -> None:
-        """Start reading the batch's offsets from the checkpoint (written before the batch runs) and asking
-        Kafka for the lag behind them, on the gate's side thread, so that neither waits for the other nor
-        adds to the batch's time: the Spark job that reads the batch takes far longer."""
-        fs = self._results_fs(batch)
-        found: Future[tuple[dict[str, Any], dict[str, dict[str, int]] | None]] = Future()
-
-        def positions() -> None:
-            try:
-                offsets = self._offsets(fs, batch_id)
-                found.set_result((offsets, self._lag(offsets["end"])))
-            except BaseException as error:  # raised where the record needs them
-                found.set_exception(error)
-
-        threading.Thread(target=positions, name=f"quality-gate-{self.table.name}", daemon=True).start()
-        self._positions = found
-
-    def _validation_result(
-        self, batch_id: int, outcomes: Sequence[Outcome], samples: Mapping[int, list[Row]], figures: BatchFigures
-    ) -> dict[str, Any]:
-        """The batch's great-expectations ExpectationSuiteValidationResult, as JSON."""
-        from great_expectations.core import ExpectationSuiteValidationResult, ExpectationValidationResult
-        from great_expectations.expectations.expectation_configuration import ExpectationConfiguration
-
-        results = []
-        for index, (rule, outcome) in enumerate(zip(self.rules, outcomes, strict=True)):
-            partial = [row[rule.column] for row in samples.get(index, [])] if rule.column else []
-            results.append(
-                ExpectationValidationResult(
-                    success=outcome.success,
-                    expectation_config=ExpectationConfiguration(**rule.configuration()),
-                    result=outcome.gx_result(rule, partial),
-                    meta={"scope": "row" if rule.row_level else "batch", "action": rule.action.value},
-                )
-            )
-        successful = sum(1 for o in outcomes if o.success)
-        suite_result = ExpectationSuiteValidationResult(
-            success=successful == len(outcomes),
-            results=results,
-            suite_name=self._suite_name,
-            statistics={
-                "evaluated_expectations": len(outcomes),
-                "successful_expectations": successful,
-                "unsuccessful_expectations": len(outcomes) - successful,
-                "success_percent": successful / len(outcomes) * 100 if outcomes else None,
-            },
-            meta={"query": self.query_name, "table": self.table.name, "batch_id": batch_id, "status": figures.status},
-        )
-        document: dict[str, Any] = suite_result.to_json_dict()
-        return document
-
-    def _offsets(self, fs: sinks.HadoopFs, batch_id: int) -> dict[str, Any]:
-        """Start and end offsets of the batch, per source, from the checkpoint's offset log."""
-
-        def read(index: int) -> list[Any] | None:
-            if index < 0:
-                return None
-            text = fs.read_text(f"{self.checkpoint}/offsets/{index}")
-            if text is None:
-                return None
-            found = []
-            for line in text.splitlines()[2:]:
-                try:
-                    found.append(json.loads(line) if line.strip() != "-" else None)
-                except ValueError:
-                    found.append(line)
-            return found
-
-        return {"start": read(batch_id - 1), "end": read(batch_id)}
-
-    def _lag(self, end: list[Any] | None) -> dict[str, dict[str, int]] | None:
-        """Records behind the batch's end offsets per Kafka partition, asked from the broker as the batch
-        starts."""
-        if not end or not self.kafka_sources:
-            return None
-        from confluent_kafka import Consumer, KafkaException, TopicPartition
-
-        from connector.connectors.kafka.offsets import SourceSettings
-
-        lag: dict[str, dict[str, int]] = {}
-        for offsets in end:
-            if not isinstance(offsets, dict):
-                continue
-            table = next((t for t in self.kafka_sources if _reads(t, offsets)), None)
-            if table is None:
-                continue
-            try:
-                settings = SourceSettings.from_options(table.options)
-                consumer = Consumer(
-                    {**settings.client_config("quality-gate"), "group.id": "kafka-sql-quality-gate",
-                     "enable.auto.commit": False}
-                )
-            except Exception as error:  # lag is informative: never fail a batch for it
-                log.warning("Cannot ask Kafka for the lag of %s: %s", self.query_name, error)
-                continue
-            try:
-                for topic, partitions in offsets.items():
-                    for partition, offset in partitions.items():
-                        high = consumer.get_watermark_offsets(TopicPartition(topic, int(partition)), timeout=5)[1]
-                        lag.setdefault(topic, {})[str(partition)] = max(0, int(high) - int(offset))
-            except (KafkaException, TypeError, ValueError) as error:
-                log.warning("Cannot ask Kafka for the lag of %s: %s", self.query_name, error)
-            finally:
-                consumer.close()
-        return lag or None
-
 
 def _malformed_schema() -> StructType:
-    """The shape of a collected malformed record (`sources.MALFORMED_FIELDS`)."""
+    """The shape of a collected malformed record (`reading.MALFORMED_FIELDS`)."""
     from pyspark.sql.types import BinaryType, IntegerType, LongType, StringType, StructField
     from pyspark.sql.types import StructType as Struct
 
     types = (StringType(), IntegerType(), LongType(), BinaryType(), BinaryType())
-    return Struct([StructField(n, t) for n, t in zip(sources.MALFORMED_FIELDS, types, strict=True)])
+    return Struct([StructField(n, t) for n, t in zip(reading.MALFORMED_FIELDS, types, strict=True)])
 
 
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
 
-
-def _reads(table: Table, offsets: Mapping[str, Any]) -> bool:
-    listed = table.options.get("topic")
-    pattern = table.options.get("topic-pattern")
-    for topic in offsets:
-        if listed is not None and topic not in listed.split(";"):
-            return False
-        if pattern is not None and re.fullmatch(pattern, topic) is None:
-            return False
-    return True
-
-
-def _row_record(row: Row) -> dict[str, Any]:
-    values = row.asDict()
-    values.pop("__rule", None)
-    values.pop("__rank", None)
-    topic, partition, offset = (values.pop(c, None) for c in PROVENANCE)
-    if topic is None:
-        where = "no source position"
-    elif partition is None:
-        where = f"file {topic}"
-    else:
-        where = f"topic {topic}, partition {partition}, offset {offset}"
-    return {**{k: expectations.json_value(v) for k, v in values.items()}, "provenance": where}
-
-
-def _observed(rule: Rule, outcome: Outcome) -> Any:
-    if rule.type == expectations.INLINE_TYPE or outcome.unexpected_count is not None:
-        return outcome.unexpected_count
-    return expectations.json_value(outcome.observed)
-
-
-def _verdict(rule: Rule, outcome: Outcome) -> str:
-    if outcome.unexpected_count is not None:
-        text = f"{outcome.unexpected_count} of {outcome.element_count} rows violate it"
-        if rule.mostly < 1:
-            text += f" (mostly={rule.mostly} allows {int(outcome.element_count * (1 - rule.mostly))})"
-        return text
-    return f"observed {outcome.observed!r}"

@@ -1,6 +1,6 @@
 """`kafka-sql dq-report DIR`: the data-quality gate's per-batch results as one static HTML page.
 
-Reads every results record (`batch-<id>.json`, written by `connector.quality.gate`) under DIR, a results
+Reads every results record (`batch-<id>.json`, written by `connector.quality.results`) under DIR, a results
 directory or a whole checkpoint root, and renders per gated table: totals, then one row per batch (status,
 rows checked / passed / dropped / quarantined, offsets, lag) with its expectations (verdict, observed value,
 rows failed, dropped, quarantined, sample rows with their source position) and, for a failed batch, the report

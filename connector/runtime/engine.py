@@ -23,15 +23,17 @@ from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import TimestampNTZType, TimestampType
 from sqlglot import exp
 
-from connector.connectors import sinks, sources
+from connector.connectors import reading, writing
 from connector.connectors.kafka.commit import commit_offsets_now
-from connector.connectors.kafka.source import END_OF_INPUT_OFFSET
-from connector.planning.plan import PipelinePlan, QueryPlan, SourcePlan, ends_with_final_watermark, source_behaviour
+from connector.connectors.kafka.records import END_OF_INPUT_OFFSET
+from connector.planning.plan import PipelinePlan, QueryPlan, SourcePlan, source_behaviour
 from connector.quality import gate as quality_gate
 from connector.quality.expectations import has_quality
 from connector.quality.gate import QualityGate
+from connector.quality.provenance import PROVENANCE, provenance_view, with_provenance
 from connector.sql.catalog import ColumnKind, Pipeline, Table
-from connector.sql.transpile import to_spark_sql, watermark_delay
+from connector.sql.intervals import watermark_delay
+from connector.sql.transpile import to_spark_sql
 from connector.sql.types import spark_type
 
 log = logging.getLogger(__name__)
@@ -55,13 +57,13 @@ def _source_frame(
     with `provenance`: the quality gate's quarantine records and reports name them); `malformed_rows` collects
     skipped malformed records for the gate to quarantine."""
     table = source.table
-    end_of_input = ends_with_final_watermark(table, source.bounded)
-    frame = sources.source_dataframe(spark, table, malformed_rows=malformed_rows, end_of_input=end_of_input)
+    end_of_input = source.final_watermark
+    frame = reading.source_dataframe(spark, table, malformed_rows=malformed_rows, end_of_input=end_of_input)
     visible = [c.name for c in table.columns if c.kind is not ColumnKind.COMPUTED]
     # upsert-kafka: a tombstone is a DELETE of its key; the flag travels with `SELECT *` to an upsert/print sink.
-    deleted = [sources.DELETED] if sources.DELETED in frame.columns else []
-    hidden = deleted + (list(quality_gate.PROVENANCE) if provenance else [])
-    marker_only = [sources.OFFSET] if end_of_input and sources.OFFSET not in hidden else []  # finds the row
+    deleted = [reading.DELETED] if reading.DELETED in frame.columns else []
+    hidden = deleted + (list(PROVENANCE) if provenance else [])
+    marker_only = [reading.OFFSET] if end_of_input and reading.OFFSET not in hidden else []  # finds the row
     hidden += marker_only
     computed = [c for c in table.columns if c.kind is ColumnKind.COMPUTED and c.expression is not None]
     if computed:
@@ -89,7 +91,7 @@ def _source_frame(
             # row. The query's own filters, which the row would not pass, stay above it too: Spark neither
             # merges a filter with a nondeterministic one nor pushes one through it. `spark_partition_id() >= 0`
             # is the always-true nondeterministic part.
-            is_marker = F.col(sources.OFFSET) == END_OF_INPUT_OFFSET
+            is_marker = F.col(reading.OFFSET) == END_OF_INPUT_OFFSET
             end_of_time = F.timestamp_millis(F.lit(END_OF_TIME_MS))
             frame = frame.withColumn(rowtime, F.when(is_marker, end_of_time).otherwise(F.col(f"`{rowtime}`")))
             frame = frame.withWatermark(rowtime, delay)
@@ -102,8 +104,9 @@ def _source_frame(
 
 def table_frame(spark: SparkSession, table: Table) -> DataFrame:
     """The rows of source table `table` as a query reads them; the session extension registers tables with it."""
-    bounded, behaviour = source_behaviour(table)
-    frame = _source_frame(spark, SourcePlan(table, table.name, bounded, behaviour))
+    described = source_behaviour(table)
+    plan = SourcePlan(table, table.name, described.bounded, described.words, described.rows, described.final_watermark)
+    frame = _source_frame(spark, plan)
     spark.catalog.dropTempView(f"__raw_{table.name}")  # `frame` is analyzed: it no longer needs the raw view
     return frame
 
@@ -113,7 +116,7 @@ def _align(frame: DataFrame, sink: Table, columns: list[str] | None, keep: Seque
     `frame` stay, last."""
     targets = [c for c in sink.columns if c.persisted]
     chosen = [sink.column(n) for n in columns] if columns else targets
-    produced = [c for c in frame.columns if c != sources.DELETED and c not in keep]
+    produced = [c for c in frame.columns if c != reading.DELETED and c not in keep]
     by_target = {}
     for src, col in zip(produced, chosen, strict=False):
         if col is not None:
@@ -124,8 +127,8 @@ def _align(frame: DataFrame, sink: Table, columns: list[str] | None, keep: Seque
         if col.data_type is not None:
             value = value.cast(spark_type(col.data_type))
         out.append(value.alias(col.name))
-    if sources.DELETED in frame.columns:
-        out.append(F.col(sources.DELETED))
+    if reading.DELETED in frame.columns:
+        out.append(F.col(reading.DELETED))
     return frame.select(*out, *[F.col(c) for c in keep if c in frame.columns])
 
 
@@ -142,13 +145,13 @@ def start_query(
         if gate is not None:
             view_columns[source.view] = source_rows.columns
             provenance_rows = _source_frame(spark, source, provenance=True, malformed_rows=malformed)
-            provenance_rows.createOrReplaceTempView(quality_gate.provenance_view(source.view))
+            provenance_rows.createOrReplaceTempView(provenance_view(source.view))
     for name, sql in plan.views:
         spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW `{name}` AS {sql}")
     sql = query.spark_sql
     if gate is not None:
-        sql = quality_gate.with_provenance(sql, view_columns) or sql
-    frame = _align(spark.sql(sql), query.sink, query.insert.columns, quality_gate.PROVENANCE if gate else ())
+        sql = with_provenance(sql, view_columns) or sql
+    frame = _align(spark.sql(sql), query.sink, query.insert.columns, PROVENANCE if gate else ())
     if gate is not None:
         frame = gate.prepare(frame)
     _warn_if_input_ended(root / query.checkpoint, query)
@@ -163,9 +166,9 @@ def start_query(
     else:
         writer = writer.trigger(processingTime=query.trigger["processingTime"])
     if gate is None:
-        return sinks.start(frame, query.sink, writer, query.output_mode)
+        return writing.start(frame, query.sink, writer, query.output_mode)
     with quality_gate.planned_without_constraints(spark):
-        return sinks.start(frame, query.sink, writer, query.output_mode, gate)
+        return writing.start(frame, query.sink, writer, query.output_mode, gate)
 
 
 # A file Spark's checkpoint log was writing when its process died: it writes `.<name>.<uuid>.tmp` (and Hadoop's

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field, replace
 from sqlglot import exp
 
 from connector.diagnostics import Diagnostic, PipelineError, Position
-from connector.sql import dialect
 from connector.sql.catalog import Column, ColumnKind, Expectation, Insert, Pipeline, Setting, Table, View, Watermark
+from connector.sql.expressions import AlterReset, ExpectConstraint, MetadataColumnConstraint, StatementSet
 from connector.sql.parsing import ParsedStatement, node_position, parse_script
+from connector.sql.statements import reset_of, setting_of, table_option_hints
 
 PositionMapper = Callable[[int, int], tuple[int, int]]
 
@@ -58,19 +59,19 @@ class _Loader:
             self.statement(st.expression, where)
 
     def statement(self, node: exp.Expr, where: Position) -> None:
-        setting = dialect.setting_of(node)
+        setting = setting_of(node)
         if setting is not None:
             key, value = setting
             self.pipeline.settings[key] = Setting(key, value, where)
             return
-        reset = dialect.reset_of(node)
+        reset = reset_of(node)
         if reset is ...:
             self.pipeline.settings.clear()
             return
         if reset is not None:
             self.pipeline.settings.pop(reset, None)
             return
-        if isinstance(node, dialect.StatementSet):
+        if isinstance(node, StatementSet):
             self._statement_set += 1
             for insert in node.expressions:
                 self.insert(insert, self.node_pos(insert, where), self._statement_set)
@@ -156,9 +157,9 @@ class _Loader:
             for constraint in element.constraints:
                 if isinstance(constraint.kind, exp.PrimaryKeyColumnConstraint):
                     table.primary_key = [element.name]
-                elif isinstance(constraint.kind, dialect.ExpectConstraint):
+                elif isinstance(constraint.kind, ExpectConstraint):
                     self.expectation(table, constraint.this, constraint.kind, where)
-        elif isinstance(element, dialect.ExpectConstraint):
+        elif isinstance(element, ExpectConstraint):
             self.expectation(table, element.this, element, where)
         elif isinstance(element, exp.WatermarkColumnConstraint):
             table.watermark = Watermark(
@@ -170,7 +171,7 @@ class _Loader:
             table.primary_key = [e.name for e in element.expressions]
 
     def expectation(
-        self, table: Table, name: exp.Expr | None, node: dialect.ExpectConstraint, where: Position
+        self, table: Table, name: exp.Expr | None, node: ExpectConstraint, where: Position
     ) -> None:
         """`CONSTRAINT name EXPECT (...)`, in the column list or on a column: a named rule of the table."""
         position = self.node_pos(name if name is not None else node, where)
@@ -196,7 +197,7 @@ class _Loader:
                 col.nullable = False
             elif isinstance(c, exp.CommentColumnConstraint):
                 col.comment = c.this.name
-            elif isinstance(c, dialect.MetadataColumnConstraint):
+            elif isinstance(c, MetadataColumnConstraint):
                 col.kind = ColumnKind.METADATA
                 col.metadata_key = c.this.name if c.this is not None else node.name
                 col.virtual = bool(c.args.get("virtual"))
@@ -237,7 +238,7 @@ class _Loader:
         if not isinstance(query, exp.Query):
             self.error(where, "syntax", "INSERT needs a SELECT or VALUES query.")
             return
-        hints = {t.name.lower(): opts for t in query.find_all(exp.Table) if (opts := dialect.table_option_hints(t))}
+        hints = {t.name.lower(): opts for t in query.find_all(exp.Table) if (opts := table_option_hints(t))}
         self.pipeline.inserts.append(
             Insert(
                 target=target.name,
@@ -271,7 +272,7 @@ class _Loader:
                     key = pair.this.name
                     target.options[key] = pair.expression.name
                     target.option_positions[key] = self.node_pos(pair.this, where)
-            elif isinstance(action, dialect.AlterReset) and isinstance(target, Table):
+            elif isinstance(action, AlterReset) and isinstance(target, Table):
                 self.reset_options(target, action, where)
             elif isinstance(action, exp.Query) and isinstance(target, View):
                 target.query = action
@@ -284,7 +285,7 @@ class _Loader:
                     f"CREATE {kind} statement instead.",
                 )
 
-    def reset_options(self, table: Table, action: dialect.AlterReset, where: Position) -> None:
+    def reset_options(self, table: Table, action: AlterReset, where: Position) -> None:
         """Flink's ALTER TABLE RESET: the keys go back to their defaults, except 'connector'."""
         keys = action.expressions
         if not keys:

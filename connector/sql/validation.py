@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from connector.connectors import declarations as factories
+from connector.connectors import registry
 from connector.diagnostics import Diagnostic, Position, did_you_mean
 from connector.quality import expectations
-from connector.sql import dialect
 from connector.sql.catalog import Column, ColumnKind, Insert, Pipeline, Table
+from connector.sql.expressions import WindowTVF
 from connector.sql.types import CastSupport, cast_support, flink_sql
 
 Locate = Callable[[exp.Expr, Position], Position]
@@ -61,7 +61,7 @@ class _Checker:
 
     # -- tables -----------------------------------------------------------------------------------------
     def table(self, table: Table) -> None:
-        self.diagnostics.extend(factories.validate_table(table))
+        self.diagnostics.extend(registry.validate_table(table))
         names = [c.name for c in table.columns]
         seen: set[str] = set()
         for col in table.columns:
@@ -175,7 +175,7 @@ class _Checker:
         return out if ok else None
 
     def from_item(self, item: exp.Expr, where: Position) -> _Relation | None:
-        tvf = item if isinstance(item, dialect.WindowTVF) else item.find(dialect.WindowTVF)
+        tvf = item if isinstance(item, WindowTVF) else item.find(WindowTVF)
         if tvf is not None:
             inner = tvf.this
             base = self.from_item(inner, where) if inner is not None else None
@@ -372,7 +372,7 @@ def _own_columns(select: exp.Select) -> Iterable[exp.Column]:
     TVF's input)."""
     for node in _own_nodes(select):
         if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
-            if isinstance(node.parent, dialect.WindowTVF) and node.arg_key == "timecol":
+            if isinstance(node.parent, WindowTVF) and node.arg_key == "timecol":
                 continue
             yield node
 
@@ -441,7 +441,7 @@ UPDATING_SINKS = ("upsert-kafka", "print", "blackhole")
 
 def _is_windowed(select: exp.Select) -> bool:
     from_ = select.args.get("from_")
-    if from_ is not None and isinstance(from_.this, dialect.WindowTVF):
+    if from_ is not None and isinstance(from_.this, WindowTVF):
         return True
     group = select.args.get("group")
     legacy = ("TUMBLE", "HOP", "SESSION")
@@ -503,9 +503,9 @@ def validate(pipeline: Pipeline, locate: Locate | None = None) -> list[Diagnosti
         if target is not None:
             sinks[target.name.lower()] = target
     for table in sources.values():
-        checker.diagnostics.extend(factories.validate_source(table))
+        checker.diagnostics.extend(registry.validate_source(table))
     for table in sinks.values():
-        checker.diagnostics.extend(factories.validate_sink(table))
+        checker.diagnostics.extend(registry.validate_sink(table))
     for view in pipeline.views.values():
         checker.output_columns(view.query, view.position)
     for insert in pipeline.inserts:

@@ -31,7 +31,9 @@ from enum import Enum
 from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-from connector.connectors.kafka.offsets import KafkaSourceError, Offsets, SourceSettings, describe, from_json
+from connector.connectors.kafka.errors import KafkaSourceError
+from connector.connectors.kafka.offsets import Offsets, describe, from_json
+from connector.connectors.kafka.settings import SourceSettings
 
 log = logging.getLogger(__name__)
 

@@ -4,10 +4,10 @@
     micro_batch.write.format("flink-kafka-sink").mode("append") \
         .options(**table.options, **{"batch-id": str(batch_id), "query-id": query_id}).save()
 
-`connector.connectors.sinks` calls it from foreachBatch, so it serves every output mode (Spark's Python streaming
+`kafka.writing` calls it from foreachBatch, so it serves every output mode (Spark's Python streaming
 writers support append only) and knows the micro-batch id, which exactly-once needs.
 
-Input columns, by name (`connector.connectors.sinks` prepares them from a table): `value` BINARY (NULL: a tombstone),
+Input columns, by name (`kafka.writing` prepares them from a table): `value` BINARY (NULL: a tombstone),
 and optionally `key` BINARY, `topic` STRING, `headers` MAP<STRING, BINARY>, `timestamp` TIMESTAMP (NULL:
 the producer stamps the current time). Options are the table's Flink options, verbatim: 'topic' (one topic,
 or a ';' list the `topic` column must pick from), 'topic-pattern', 'properties.*' (producer configuration),

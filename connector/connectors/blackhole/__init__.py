@@ -1,0 +1,1 @@
+"""The `blackhole` connector: swallows every row (Spark's `noop` sink), for tests and benchmarks."""

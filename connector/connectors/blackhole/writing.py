@@ -1,0 +1,30 @@
+"""Writing a blackhole table: Spark's `noop` sink, which runs every batch and keeps nothing."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
+
+from connector.connectors.writing import NOTHING_STAGED, BatchWriter, Staged, reject_deletes
+from connector.sql.catalog import Table
+
+
+def start(frame: DataFrame, table: Table, writer: DataStreamWriter, output_mode: str) -> StreamingQuery:
+    reject_deletes(frame, table)
+    return writer.format("noop").start()
+
+
+def batch_writer(frame: DataFrame, table: Table, output_mode: str) -> BatchWriter:
+    reject_deletes(frame, table)
+    return NoopBatch()
+
+
+class NoopBatch:
+    """foreachBatch function of a gated blackhole sink: runs the batch, keeps nothing."""
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        self.stage(batch, batch_id)
+
+    def stage(self, batch: DataFrame, batch_id: int) -> Staged:
+        batch.write.format("noop").mode("overwrite").save()
+        return NOTHING_STAGED

@@ -1,0 +1,1 @@
+"""The `filesystem` connector: files under a directory, partitioned Hive-style, through Spark's file source and sink."""

@@ -1,0 +1,158 @@
+"""Kafka records (`flink-kafka` rows) decoded into a kafka or upsert-kafka table's columns."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    StringType,
+)
+
+from connector.connectors import registry
+from connector.connectors.kafka.options import KafkaOptions
+from connector.connectors.kafka.records import END_OF_INPUT_OFFSET
+from connector.connectors.kafka.source import KafkaSource
+from connector.connectors.reading import (
+    DELETED,
+    HIDDEN_RAW_KEY,
+    HIDDEN_RAW_VALUE,
+    KEEP,
+    KEY_PROBLEM,
+    MALFORMED,
+    OFFSET,
+    PARTITION,
+    TOPIC,
+    VALUE_PROBLEM,
+    column_type,
+    finish,
+    metadata_source,
+    source_columns,
+    typed,
+)
+from connector.diagnostics import Diagnostic, PipelineError
+from connector.formats import payload as formats
+from connector.formats.payload import Decoded, PayloadFormat
+from connector.runtime import data_sources
+from connector.sql.catalog import ColumnKind, Table
+
+# ---------------------------------------------------------------------------------------------------------
+# Kafka
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _kafka_headers() -> Column:
+    """Kafka headers as Flink's MAP<STRING, BYTES>: duplicate keys collapse, the last one wins."""
+    headers = F.coalesce(F.col("headers"), F.array().cast("array<struct<key:string,value:binary>>"))
+    last = F.filter(
+        headers,
+        lambda h, i: ~F.exists(F.slice(headers, i + 2, F.size(headers)), lambda o: o["key"] == h["key"]),
+    )
+    return F.map_from_entries(last)
+
+
+_KAFKA_METADATA: dict[str, Callable[[], Column]] = {
+    "topic": lambda: F.col("topic"),
+    "partition": lambda: F.col("partition"),
+    "offset": lambda: F.col("offset"),
+    "timestamp": lambda: F.col("timestamp"),
+    "timestamp-type": lambda: F.col("timestamp_type"),
+    "leader-epoch": lambda: F.col("leader_epoch"),
+    "headers": _kafka_headers,
+}
+
+
+def _require_value_format(table: Table) -> PayloadFormat:
+    fmt = PayloadFormat.of(table, "value")
+    if fmt is None:
+        raise PipelineError(
+            [
+                Diagnostic.at(
+                    table.position,
+                    "missing-option",
+                    f"Table '{table.name}' needs a 'value.format' (or 'format').",
+                )
+            ]
+        )
+    return fmt
+
+
+def read(spark: SparkSession, table: Table, malformed_rows: bool, end_of_input: bool) -> DataFrame:
+    """A kafka or upsert-kafka table's rows from the `flink-kafka` source; with `end_of_input` a bounded scan ends
+    with the end-of-input row (`OFFSET` = END_OF_INPUT_OFFSET, NULL columns)."""
+    data_sources.register(spark, KafkaSource)
+    source_options = dict(table.options)
+    if table.connector == "upsert-kafka":  # always reads from the earliest offset (a fixed value of its factory)
+        source_options["scan.startup.mode"] = str(registry.resolve(table).get(KafkaOptions.SCAN_STARTUP_MODE))
+    source_options[KafkaOptions.BOUNDED_END_WATERMARK.key] = str(end_of_input).lower()
+    raw = spark.readStream.format(KafkaSource.name()).options(**source_options).load()
+    return kafka_rows(raw, table, malformed_rows=malformed_rows, end_of_input=end_of_input)
+
+
+def kafka_rows(
+    raw: DataFrame,
+    table: Table,
+    observation: str | Observation | None = None,
+    malformed_rows: bool = False,
+    end_of_input: bool = False,
+) -> DataFrame:
+    """Decode raw `flink-kafka` rows (key, value, topic, partition, offset, timestamp, ...) into the
+    table's columns plus the hidden ones; `observation` overrides the malformed-records metric, which
+    collects the skipped records too with `malformed_rows`; with `end_of_input` the end-of-input row is kept
+    (NULL columns), neither a delete nor malformed."""
+    upsert = table.connector == "upsert-kafka"
+    value_fmt = _require_value_format(table)
+    key_fmt = PayloadFormat.of(table, "key")
+    if key_fmt is not None and not key_fmt.fields:
+        key_fmt = None  # Flink: a key format without key fields reads nothing from the key
+
+    def decode_record(record: Column) -> list[Decoded]:
+        value = formats.decode(record, value_fmt, "__value")
+        key = [formats.decode(F.col("key"), key_fmt, "__key")] if key_fmt is not None else []
+        return [value, *key]
+
+    frame, decoded = formats.staged(raw, formats.records(F.col("value"), value_fmt), decode_record)
+    value, key = decoded[0], (decoded[1] if key_fmt is not None else None)
+
+    marker = (F.col("offset") == END_OF_INPUT_OFFSET) if end_of_input else F.lit(False)
+    deleted = F.col("value").isNull() & ~marker if upsert else F.lit(False)
+    key_values = key.values if key is not None else {}
+    selected: list[Column] = []
+    for column in source_columns(table):
+        if column.kind is ColumnKind.METADATA:
+            source = metadata_source(_KAFKA_METADATA, column, table)()
+            selected.append(typed(source, column).alias(column.name))
+        elif column.name in value.values:
+            from_value = value.values[column.name]
+            if column.name in key_values:  # 'value.fields-include' = 'ALL': the value wins, unless deleted
+                from_value = F.when(deleted, key_values[column.name]).otherwise(from_value)
+            selected.append(from_value.alias(column.name))
+        elif column.name in key_values:
+            selected.append(key_values[column.name].alias(column.name))
+        else:
+            selected.append(F.lit(None).cast(column_type(column)).alias(column.name))
+
+    key_ok = ~key.absent & ~key.malformed if key is not None else F.lit(True)
+    value_ok = deleted | (~value.absent & ~value.malformed)
+    malformed = ((key.malformed if key is not None else F.lit(False)) | (~deleted & value.malformed)) & ~marker
+    key_problem = F.when(~marker, key.problem) if key is not None else F.lit(None).cast(StringType())
+    value_problem = F.when(~deleted & ~marker, value.problem)
+    hidden = [F.col("topic").alias(TOPIC), F.col("partition").alias(PARTITION), F.col("offset").alias(OFFSET)]
+    if upsert:
+        hidden.append(deleted.alias(DELETED))
+    if malformed_rows:
+        hidden += [F.col("key").alias(HIDDEN_RAW_KEY), F.col("value").alias(HIDDEN_RAW_VALUE)]
+    frame = frame.select(
+        *selected,
+        *hidden,
+        key_problem.alias(KEY_PROBLEM),
+        value_problem.alias(VALUE_PROBLEM),
+        malformed.alias(MALFORMED),
+        ((key_ok & value_ok) | marker).alias(KEEP),
+    )
+    origin = formats.kafka_origin(F.col(TOPIC), F.col(PARTITION), F.col(OFFSET))
+    checks = [formats.failure(value_fmt, F.col(VALUE_PROBLEM), origin)]
+    if key_fmt is not None:
+        checks.insert(0, formats.failure(key_fmt, F.col(KEY_PROBLEM), origin))
+    return finish(frame, table, checks, observation)

@@ -1,0 +1,120 @@
+"""Writing a kafka or upsert-kafka table: rows encoded by their formats, written per micro-batch by `flink-kafka-sink`
+(`connector.connectors.kafka.sink`)."""
+
+from __future__ import annotations
+
+from confluent_kafka import KafkaError, KafkaException, Producer
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
+from pyspark.sql.types import (
+    BinaryType,
+    DataType,
+    MapType,
+    StringType,
+    TimestampType,
+)
+
+from connector.connectors.kafka.sink import (
+    BATCH_ID_OPTION,
+    QUERY_ID_OPTION,
+    REQUEST_TIMEOUT_SECONDS,
+    KafkaSink,
+    KafkaSinkError,
+    SinkSettings,
+)
+from connector.connectors.writing import DELETED, BatchWriter, persisted_columns, reject_deletes
+from connector.diagnostics import Diagnostic, PipelineError
+from connector.formats import payload as formats
+from connector.formats.payload import PayloadFormat
+from connector.runtime import data_sources
+from connector.sql.catalog import ColumnKind, Table
+
+# ---------------------------------------------------------------------------------------------------------
+# Kafka
+# ---------------------------------------------------------------------------------------------------------
+
+
+_KAFKA_METADATA_TYPES: dict[str, DataType] = {
+    "topic": StringType(),
+    "headers": MapType(StringType(), BinaryType()),
+    "timestamp": TimestampType(),
+}
+
+
+def start(frame: DataFrame, table: Table, writer: DataStreamWriter, output_mode: str) -> StreamingQuery:
+    kafka_records(frame, table)  # the table's formats and metadata fail here, before the query starts
+    return writer.foreachBatch(KafkaBatch(table)).start()
+
+
+def batch_writer(frame: DataFrame, table: Table, output_mode: str) -> BatchWriter:
+    kafka_records(frame, table)  # the table's formats and metadata fail here, before the query starts
+    return KafkaBatch(table)
+
+
+def kafka_records(frame: DataFrame, table: Table) -> DataFrame:
+    """The rows of a kafka / upsert-kafka table as `flink-kafka-sink` input: key, value, topic, headers,
+    timestamp (the metadata columns only when the table declares them)."""
+    row = {c.name: F.col(c.name) for c in persisted_columns(table)}
+    value_fmt = PayloadFormat.of(table, "value")
+    if value_fmt is None:
+        raise PipelineError(
+            [Diagnostic.at(table.position, "missing-option", f"Table '{table.name}' needs a 'value.format'.")]
+        )
+    key_fmt = PayloadFormat.of(table, "key")
+    value = formats.encode(value_fmt, row)
+    if DELETED in frame.columns:
+        if table.connector != "upsert-kafka":
+            reject_deletes(frame, table)
+        value = F.when(~F.coalesce(F.col(DELETED), F.lit(False)), value)
+    columns: list[Column] = [value.alias("value")]
+    if key_fmt is not None and key_fmt.fields:
+        columns.append(formats.encode(key_fmt, row).alias("key"))
+    for column in persisted_columns(table):
+        if column.kind is ColumnKind.METADATA:
+            key = column.metadata_key or column.name
+            if key not in _KAFKA_METADATA_TYPES:
+                message = (
+                    f"Metadata column '{column.name}' (key '{key}') cannot be written to table '{table.name}'; "
+                    f"declare it VIRTUAL. Writable metadata keys: {', '.join(_KAFKA_METADATA_TYPES)}."
+                )
+                raise PipelineError([Diagnostic.at(column.position, "metadata", message)])
+            columns.append(F.col(column.name).cast(_KAFKA_METADATA_TYPES[key]).alias(key))
+    return frame.select(*columns)
+
+
+class KafkaBatch:
+    """foreachBatch function of a Kafka sink: encode, then write with the batch id (exactly-once needs it)."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self.options = dict(table.options)
+        self.registered = False
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        spark = batch.sparkSession
+        if not self.registered:
+            self._require_topics()
+            data_sources.register(spark, KafkaSink)
+            self.registered = True
+        query_id = spark.sparkContext.getLocalProperty("sql.streaming.queryId") or ""
+        records = kafka_records(batch, self.table)
+        write_options = {**self.options, BATCH_ID_OPTION: str(batch_id), QUERY_ID_OPTION: query_id}
+        records.write.format(KafkaSink.name()).options(**write_options).mode("append").save()
+
+    def _require_topics(self) -> None:
+        """Fail the first batch at once, naming the topic, when a 'topic' does not exist and the broker does not
+        create it (the producer would only give up after 'topic.metadata.propagation.max.ms')."""
+        settings = SinkSettings.from_options(self.options)
+        producer = Producer(settings.producer_config)
+        bootstrap = settings.producer_config.get("bootstrap.servers")
+        for topic in settings.topics:
+            try:
+                found = producer.list_topics(topic, timeout=REQUEST_TIMEOUT_SECONDS).topics.get(topic)
+            except KafkaException as error:
+                raise KafkaSinkError(f"Cannot reach Kafka at {bootstrap} to write topic '{topic}': {error}") from None
+            if found is None or (found.error is not None and found.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART):
+                raise KafkaSinkError(
+                    f"Topic '{topic}' of sink table '{self.table.name}' does not exist on Kafka at {bootstrap}, "
+                    "and the broker does not create topics automatically. Create it, then run the pipeline again."
+                )

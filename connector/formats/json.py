@@ -1,0 +1,268 @@
+"""The `json` format (Flink's JsonRowDataDeserializationSchema / SerializationSchema): options and codec."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    DataType,
+    DecimalType,
+    MapType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
+)
+
+from connector.formats.payload import (
+    CORRUPT,
+    DECIMAL_TEXT,
+    FRACTION,
+    Codec,
+    Decoded,
+    PayloadFormat,
+    TextRules,
+    fail,
+    field_problem,
+    first_problem,
+    flink_timestamp_text,
+    from_text,
+    snippet,
+)
+from connector.options.declarations import ConfigOption
+from connector.options.factory import Format, FormatCheck
+from connector.options.types import BOOLEAN, ENUM, STRING
+from connector.sql.catalog import Table
+
+
+class JsonOptions:
+    """Options of the `json` format, written 'json.<key>' (or 'key.json.<key>' / 'value.json.<key>')."""
+
+    FAIL_ON_MISSING_FIELD = ConfigOption(
+        "fail-on-missing-field",
+        BOOLEAN,
+        "Fail when a field of the schema is missing from a record; otherwise it reads as null.",
+        default=False,
+    )
+    IGNORE_PARSE_ERRORS = ConfigOption(
+        "ignore-parse-errors",
+        BOOLEAN,
+        "Skip rows and fields that do not parse (they read as null) instead of failing.",
+        default=False,
+    )
+    TIMESTAMP_FORMAT_STANDARD = ConfigOption(
+        "timestamp-format.standard",
+        ENUM("SQL", "ISO-8601"),
+        "Text form of TIMESTAMP / TIMESTAMP_LTZ values: 'SQL' ('2020-12-30 12:13:14.123', LTZ with a 'Z') or "
+        "'ISO-8601' ('2020-12-30T12:13:14.123').",
+        default="SQL",
+    )
+    MAP_NULL_KEY_MODE = ConfigOption(
+        "map-null-key.mode",
+        ENUM("FAIL", "DROP", "LITERAL"),
+        "Writing a MAP entry with a null key: 'FAIL', 'DROP' the entry, or write it under "
+        "'map-null-key.literal' ('LITERAL').",
+        default="FAIL",
+    )
+    MAP_NULL_KEY_LITERAL = ConfigOption(
+        "map-null-key.literal", STRING, "Key written for null map keys in 'LITERAL' mode.", default="null"
+    )
+    ENCODE_DECIMAL_AS_PLAIN_NUMBER = ConfigOption(
+        "encode.decimal-as-plain-number",
+        BOOLEAN,
+        "Write DECIMAL values as plain numbers (0.000000027) rather than in scientific notation (2.7E-8).",
+        default=False,
+    )
+    ENCODE_IGNORE_NULL_FIELDS = ConfigOption(
+        "encode.ignore-null-fields",
+        BOOLEAN,
+        "Leave out fields whose value is null when writing.",
+        default=False,
+    )
+    DECODE_JSON_PARSER_ENABLED = ConfigOption(
+        "decode.json-parser.enabled",
+        BOOLEAN,
+        "Flink: decode with the streaming JsonParser rather than a JsonNode tree (faster, same results).",
+        default=True,
+    )
+
+
+def _json_error_modes(check: FormatCheck) -> None:
+    fail = check.options.get(JsonOptions.FAIL_ON_MISSING_FIELD)
+    ignore = check.options.get(JsonOptions.IGNORE_PARSE_ERRORS)
+    if fail and ignore:
+        check.report(
+            "option-conflict",
+            f"{check.key(JsonOptions.FAIL_ON_MISSING_FIELD)} and "
+            f"{check.key(JsonOptions.IGNORE_PARSE_ERRORS)} "
+            "shouldn't both be true.",
+            JsonOptions.IGNORE_PARSE_ERRORS.key,
+        )
+
+
+_JSON_SQL = TextRules(
+    date=r"^\d{4}-\d{2}-\d{2}$",
+    timestamp=rf"^\d{{4}}-\d{{2}}-\d{{2}} \d{{2}}:\d{{2}}:\d{{2}}{FRACTION}$",
+    timestamp_ltz=rf"^\d{{4}}-\d{{2}}-\d{{2}} \d{{2}}:\d{{2}}:\d{{2}}{FRACTION}Z$",
+    ltz_suffix="",
+)
+_JSON_ISO = TextRules(
+    date=_JSON_SQL.date,
+    timestamp=rf"^\d{{4}}-\d{{2}}-\d{{2}}T\d{{2}}:\d{{2}}(:\d{{2}}{FRACTION})?$",
+    timestamp_ltz=rf"^\d{{4}}-\d{{2}}-\d{{2}}T\d{{2}}:\d{{2}}(:\d{{2}}{FRACTION})?Z$",
+    ltz_suffix="",
+)
+
+
+def _json_temporal_options(standard: str) -> dict[str, str]:
+    """Spark's from_json/to_json options for timestamps nested in ROW/ARRAY/MAP values."""
+    separator = "'T'" if standard == "ISO-8601" else " "
+    return {
+        "dateFormat": "yyyy-MM-dd",
+        "timestampNTZFormat": f"yyyy-MM-dd{separator}HH:mm:ss[.SSSSSSSSS]",
+        "timestampFormat": f"yyyy-MM-dd{separator}HH:mm:ss[.SSSSSSSSS]X",
+        "timeZone": "UTC",
+    }
+
+
+def _parsed_by_spark(data_type: DataType) -> bool:
+    """JSON fields Spark parses with their type: DECIMAL keeps every digit of a JSON number that way,
+    and nested values need Spark's structure; the others are read as text and converted as Flink does."""
+    return isinstance(data_type, DecimalType | StructType | ArrayType | MapType)
+
+
+def _json_decode(payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decoded:
+    standard = str(fmt.options.get("timestamp-format.standard", "SQL"))
+    rules = _JSON_ISO if standard == "ISO-8601" else _JSON_SQL
+    spark_options = {
+        "mode": "PERMISSIVE",
+        "columnNameOfCorruptRecord": CORRUPT,
+        **_json_temporal_options(standard),
+    }
+    by_spark = [f for f in fmt.fields if _parsed_by_spark(f.data_type)]
+    schema = StructType(
+        [StructField(f.name, f.data_type if f in by_spark else StringType()) for f in fmt.fields]
+        + [StructField(CORRUPT, StringType())]
+    )
+    text_name, parsed_name = f"{stage_prefix}_text", f"{stage_prefix}_parsed"
+    text_expr = payload.cast(StringType())
+    stage = {text_name: text_expr, parsed_name: F.from_json(text_expr, schema, spark_options)}
+    text, parsed = F.col(text_name), F.col(parsed_name)
+
+    corrupt = parsed.getField(CORRUPT).isNotNull()  # not an object, or a Spark-parsed field failed
+    absent = text.isNull() | (F.trim(text) == F.lit("null"))
+    not_object = ~absent & corrupt & F.json_object_keys(text).isNull()
+    # Text of the Spark-parsed fields, read again only for records Spark flagged.
+    texts = F.from_json(text, StructType([StructField(f.name, StringType()) for f in by_spark]))
+
+    values: dict[str, Column] = {}
+    problems: list[Column] = []
+    for f in fmt.fields:
+        raw = parsed.getField(f.name)
+        if isinstance(f.data_type, DecimalType):
+            source = texts.getField(f.name)
+            error = corrupt & raw.isNull() & source.isNotNull() & ~source.rlike(DECIMAL_TEXT)
+            value = raw
+        elif f in by_spark:
+            source = texts.getField(f.name)
+            alone = StructType([StructField(f.name, f.data_type), StructField(CORRUPT, StringType())])
+            error = corrupt & F.from_json(text, alone, spark_options).getField(CORRUPT).isNotNull()
+            value = raw
+        else:
+            source = raw
+            value, error = from_text(raw, f.data_type, rules)
+        values[f.column] = value
+        problems.append(field_problem(f, error, source))
+
+    if fmt.ignore_parse_errors:
+        return Decoded(stage, values, absent, not_object, F.lit(None).cast(StringType()))
+    if fmt.options.get("fail-on-missing-field"):
+        keys = F.json_object_keys(text)
+        missing = [
+            F.when(
+                ~F.array_contains(keys, f.name),
+                F.lit(f"could not find field '{f.name}' (fail-on-missing-field is true)"),
+            )
+            for f in fmt.fields
+        ]
+        problems = missing + problems
+    problem = (
+        F.when(absent, F.lit(None).cast(StringType()))
+        .when(not_object, F.concat(F.lit("not a JSON object: "), snippet(text)))
+        .otherwise(first_problem(problems))
+    )
+    return Decoded(stage, values, absent, F.lit(False), problem)
+
+
+def _json_text(value: Column, data_type: DataType, standard: str) -> Column:
+    if isinstance(data_type, TimestampType | TimestampNTZType):
+        return flink_timestamp_text(value, data_type, "'T'" if standard == "ISO-8601" else " ")
+    return value
+
+
+class JsonCodec(Codec):
+    """JSON records with Flink's lenient field conversion; a top-level array holds several records."""
+
+    label = "JSON"
+
+    def decode(self, payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decoded:
+        return _json_decode(payload, fmt, stage_prefix)
+
+    def encode(self, fmt: PayloadFormat, row: Mapping[str, Column]) -> Column:
+        standard = str(fmt.options.get("timestamp-format.standard", "SQL"))
+        struct = F.struct(*[_json_text(row[f.column], f.data_type, standard).alias(f.name) for f in fmt.fields])
+        spark_options = {
+            **_json_temporal_options(standard),
+            "timestampNTZFormat": "yyyy-MM-dd" + ("'T'" if standard == "ISO-8601" else " ") + "HH:mm:ss.SSS",
+            "timestampFormat": "yyyy-MM-dd" + ("'T'" if standard == "ISO-8601" else " ") + "HH:mm:ss.SSS'Z'",
+            "ignoreNullFields": "true" if fmt.options.get("encode.ignore-null-fields") else "false",
+        }
+        return F.to_json(struct, spark_options).cast(BinaryType())
+
+    def records(self, payload: Column, fmt: PayloadFormat) -> Column:
+        """The elements of a top-level JSON array (JSON values only, as Flink), else the payload alone.
+
+        A NULL payload is one NULL record, and a payload that is not a valid array is one record (which
+        `decode` then reports), so nothing is lost; `[]` holds none.
+        """
+        if fmt.role != "value":
+            return F.array(payload)
+        text = payload.cast(StringType())
+        elements = F.from_json(text, ArrayType(StringType()))
+        is_array = F.ltrim(text).startswith("[") & elements.isNotNull()
+        return F.when(is_array, elements).otherwise(F.array(text))
+
+    def check(self, fmt: PayloadFormat, table: Table, format_key: str) -> None:
+        if fmt.options.get("encode.decimal-as-plain-number"):
+            fail(
+                table,
+                fmt.option_prefix + "encode.decimal-as-plain-number",
+                "'encode.decimal-as-plain-number' = 'true' is not supported: Spark writes DECIMAL values as "
+                "Java's BigDecimal.toString does (the Flink default).",
+            )
+
+    def spark_files(self, values: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
+        separator = "'T'" if values.get("timestamp-format.standard") == "ISO-8601" else " "
+        return "json", {
+            "ignoreNullFields": "true" if values.get("encode.ignore-null-fields") else "false",
+            "timestampNTZFormat": f"yyyy-MM-dd{separator}HH:mm:ss.SSS",
+            "timestampFormat": f"yyyy-MM-dd{separator}HH:mm:ss.SSS'Z'",
+            "timeZone": "UTC",
+            "dateFormat": "yyyy-MM-dd",
+        }
+
+
+JSON = Format(
+    "json",
+    "JSON objects, one per message (Kafka) or per line (filesystem).",
+    options=tuple(v for v in vars(JsonOptions).values() if isinstance(v, ConfigOption)),
+    codec=JsonCodec(),
+    rules=(_json_error_modes,),
+)
+FORMATS = (JSON,)

@@ -1,0 +1,347 @@
+"""A table's key or value format on Spark: bytes to table fields and back, as Spark Column expressions.
+
+Each format module (`connector.formats.json`, `.csv`, `.raw`, ...) implements a `Codec`; this module holds
+what they share.
+
+Every record is decoded and encoded by Spark SQL expressions (from_json, from_csv, byte arithmetic),
+never by Python code per record. The semantics are Flink's json, csv and raw formats:
+
+* JSON (`JsonRowDataDeserializationSchema`): a record that is not a JSON object (syntax error, a bare
+  number...) is a *malformed record*. A field whose text does not convert to the column type is a
+  *field error*; Flink's converters are lenient the same way here (`"12"` reads as INT 12, BOOLEAN is
+  `'true'` case-insensitively and false otherwise). With `json.ignore-parse-errors`, malformed records
+  are skipped and counted, and field errors read as NULL ("fields are set to null in case of errors");
+  without it, either one fails the query. `json.fail-on-missing-field` makes an absent key an error
+  (a JSON `null` is present). A message that is NULL or the JSON literal `null` yields no row and no
+  error. Top-level JSON arrays yield one row per element (`records`). TIMESTAMP text follows
+  `json.timestamp-format.standard`: 'SQL' `2020-12-30 12:13:14.123` (TIMESTAMP_LTZ with a trailing
+  `Z`), 'ISO-8601' `2020-12-30T12:13:14.123`; fractions are written without trailing zeros, as Flink.
+* CSV (`CsvRowDataDeserializationSchema`): a row with the wrong number of fields or an unclosed quote
+  fails the query; with `csv.ignore-parse-errors` it is kept, with the missing fields and the fields
+  that do not convert as NULL (Flink never drops a CSV row for this). Empty messages and, with
+  `csv.allow-comments`, lines starting with `#` yield no row. ARRAY columns are split on
+  `csv.array-element-delimiter`.
+* raw: the whole payload is the single column; numbers are `raw.endianness` two's complement / IEEE 754
+  of exactly the type's size (otherwise the query fails: "Size of data received for deserializing INT
+  type is not 4."); NULL payloads are NULL values.
+
+Known differences from Flink, all in rare corners: a fractional JSON number in an integer column is a
+field error (Flink truncates it); an empty unquoted CSV field reads as NULL (Flink: '' for strings, an
+error for numbers); values nested in ROW/ARRAY/MAP use Spark's JSON conversion rules and timestamp
+text with a fixed 3-digit fraction when written; `json.encode.decimal-as-plain-number` is rejected.
+
+How a caller uses it (see the connectors' `reading` modules): `staged(frame, records(payload, fmt), decode...)` gives
+one row per record with the parsed payload; then read `Decoded.values`, drop rows where `absent` or
+`malformed`, count `malformed`, and fail the query where `problem` is not NULL with `failure(...)`,
+which names the record's origin:
+"Malformed JSON record in topic 'orders' partition 0 offset 17: field 'amount' (DECIMAL(10, 2))
+cannot be read from "12x". Set 'json.ignore-parse-errors' = 'true' to skip malformed records."
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    BinaryType,
+    BooleanType,
+    ByteType,
+    CharType,
+    DataType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    ShortType,
+    StringType,
+    TimestampNTZType,
+    TimestampType,
+    VarcharType,
+)
+
+from connector.connectors import registry
+from connector.diagnostics import Diagnostic, PipelineError
+from connector.formats import registry as formats
+from connector.sql.catalog import Column as TableColumn
+from connector.sql.catalog import Table
+from connector.sql.types import spark_type
+
+CORRUPT = "__corrupt_record"  # Spark's column for a record it cannot parse
+_SNIPPET_CHARS = 200
+# Java's BigDecimal(String) grammar: text Flink turns into a DECIMAL (NULL when it overflows).
+DECIMAL_TEXT = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
+
+
+@dataclass(frozen=True)
+class PayloadField:
+    """A table column carried in a key or value payload."""
+
+    column: str  # the table column it fills
+    name: str  # its name inside the payload ('key.fields-prefix' stripped from key fields)
+    data_type: DataType  # Spark type of the column
+    type_sql: str  # the declared Flink type, for messages
+
+
+class Codec:
+    """What a format does on Spark. A format module subclasses it and declares an instance as its `Format`'s
+    `codec`; the methods it does not override are what the format cannot do."""
+
+    label = ""  # the format as messages name it ('JSON')
+
+    def decode(self, payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decoded:
+        """The fields of one payload (BINARY or STRING column); `stage_prefix` names the staged columns."""
+        raise NotImplementedError(f"format '{fmt.identifier}' does not decode records")
+
+    def encode(self, fmt: PayloadFormat, row: Mapping[str, Column]) -> Column:
+        """The payload (BINARY) of one row; `row` maps table column names to their values."""
+        raise NotImplementedError(f"format '{fmt.identifier}' does not encode records")
+
+    def records(self, payload: Column, fmt: PayloadFormat) -> Column:
+        """The records of one payload as an ARRAY, to `decode` one by one: the payload alone, unless the
+        format packs several (a top-level JSON array). A NULL payload is one NULL record."""
+        return F.array(payload)
+
+    def check(self, fmt: PayloadFormat, table: Table, format_key: str) -> None:
+        """Raise PipelineError, at the option that asks for it, for what Spark cannot do with this format."""
+
+    @property
+    def handles_records(self) -> bool:
+        """Whether the format decodes and encodes single records (Kafka messages, lines of a file)."""
+        return type(self).decode is not Codec.decode
+
+    def spark_files(self, values: Mapping[str, Any]) -> tuple[str, dict[str, str]] | None:
+        """Spark's own file format and its options for files of this format (its typed options `values`), or
+        None when Spark has no such format."""
+        return None
+
+    @property
+    def reads_lines(self) -> bool:
+        """Whether files are read line by line with `decode` (otherwise with Spark's own reader)."""
+        return self.handles_records
+
+
+@dataclass(frozen=True)
+class PayloadFormat:
+    """The format of a table's key or value, its typed options and the columns it (de)serializes."""
+
+    identifier: str
+    codec: Codec
+    role: str  # "key" or "value"
+    options: Mapping[str, Any]
+    fields: tuple[PayloadField, ...]
+    option_prefix: str  # how this format's options are spelled in the table: 'json.', 'value.json.', 'key.raw.'
+    table: str
+    skips_parse_errors: bool  # the format has an 'ignore-parse-errors' option
+
+    @classmethod
+    def of(cls, table: Table, role: str, columns: Sequence[TableColumn] | None = None) -> PayloadFormat | None:
+        """The table's format in `role`, or None when it has none; unsupported formats raise PipelineError."""
+        found = registry.format_options(table, role)
+        if found is None:
+            return None
+        identifier, values = found
+        format_key = (
+            "key.format" if role == "key" else ("value.format" if "value.format" in table.options else "format")
+        )
+        declared = formats.get(identifier)
+        codec = declared.codec if declared is not None else None
+        if declared is None or codec is None or not codec.handles_records:
+            usable = [f.identifier for f in formats.formats() if f.codec is not None and f.codec.handles_records]
+            fail(
+                table,
+                format_key,
+                f"Format '{identifier}' cannot encode records; use one of {', '.join(usable)}.",
+            )
+            raise AssertionError("unreachable")
+        prefix = "key." if role == "key" else ("value." if format_key == "value.format" else "")
+        strip = (table.options.get("key.fields-prefix") or "") if role == "key" else ""
+        chosen = registry.format_columns(table, role) if columns is None else list(columns)
+        fields = tuple(
+            PayloadField(
+                c.name,
+                c.name[len(strip) :] if strip and c.name.startswith(strip) else c.name,
+                spark_type_of(c),
+                c.type_sql or (c.data_type.sql() if c.data_type is not None else ""),
+            )
+            for c in chosen
+        )
+        skips = any(o.key == "ignore-parse-errors" for o in declared.options)
+        fmt = cls(identifier, codec, role, values, fields, f"{prefix}{identifier}.", table.name, skips)
+        codec.check(fmt, table, format_key)
+        return fmt
+
+    @property
+    def ignore_parse_errors(self) -> bool:
+        return bool(self.options.get("ignore-parse-errors", False))
+
+    @property
+    def label(self) -> str:
+        return self.codec.label or self.identifier
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """Spark expressions that turn a payload column into table fields, with Flink's error policy.
+
+    `stage` columns must be added to the frame first; the other expressions refer to them by name.
+    """
+
+    stage: dict[str, Column]
+    values: dict[str, Column]  # table column -> value of the declared type
+    absent: Column  # the payload yields no row and that is not an error
+    malformed: Column  # the record is skipped and counted (ignore-parse-errors)
+    problem: Column  # why the record fails the query, or NULL
+
+
+def fail(table: Table, key: str, message: str) -> None:
+    raise PipelineError([Diagnostic.at(table.option_position(key), "unsupported-format", message)])
+
+
+def spark_type_of(column: TableColumn) -> DataType:
+    if column.data_type is None:
+        raise ValueError(f"column '{column.name}' has no data type")
+    return spark_type(column.data_type)
+
+
+def is_string(data_type: DataType) -> bool:
+    return isinstance(data_type, StringType | CharType | VarcharType)
+
+
+def decode(payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decoded:
+    """The fields of one payload (BINARY or STRING column); `stage_prefix` names the staged columns."""
+    return fmt.codec.decode(payload, fmt, stage_prefix)
+
+
+def records(payload: Column, fmt: PayloadFormat) -> Column:
+    """The records of one payload as an ARRAY, to `decode` one by one (see `Codec.records`)."""
+    return fmt.codec.records(payload, fmt)
+
+
+def encode(fmt: PayloadFormat, row: Mapping[str, Column]) -> Column:
+    """The payload (BINARY) of one row; `row` maps table column names to their values."""
+    return fmt.codec.encode(fmt, row)
+
+
+def staged(
+    frame: DataFrame, records: Column, decode_record: Callable[[Column], Sequence[Decoded]]
+) -> tuple[DataFrame, list[Decoded]]:
+    """`frame` with one row per element of `records` (an ARRAY column) plus the `stage` columns of the
+    decoders `decode_record` builds for one element.
+
+    The stage is computed inside a generator (`inline`): Spark pushes filters down through projections,
+    inlining their expressions, but never below a generator's outputs, so each payload is parsed once
+    even under the filters that fail the query or drop rows.
+    """
+    built: list[Sequence[Decoded]] = []
+
+    def stage_of(record: Column) -> Column:
+        decoded = decode_record(record)
+        built.append(decoded)
+        return F.struct(*[column.alias(name) for d in decoded for name, column in d.stage.items()])
+
+    frame = frame.select("*", F.inline(F.transform(records, stage_of)))
+    return frame, list(built[0])
+
+
+def failure(fmt: PayloadFormat, problem: Column, origin: Column) -> Column:
+    """A boolean filter condition that is true, or fails the query with a message naming `origin`
+    (e.g. "topic 'orders' partition 0 offset 17") when `problem` is not NULL."""
+    what = "record" if fmt.role == "value" else "key"
+    hint = (
+        f" Set '{fmt.option_prefix}ignore-parse-errors' = 'true' to skip malformed records."
+        if fmt.skips_parse_errors
+        else ""
+    )
+    message = F.concat(F.lit(f"Malformed {fmt.label} {what} in "), origin, F.lit(": "), problem, F.lit("." + hint))
+    return F.when(problem.isNotNull(), F.raise_error(message)).otherwise(F.lit(True))
+
+
+def kafka_origin(topic: Column, partition: Column, offset: Column) -> Column:
+    """ "topic 'orders' partition 0 offset 17", for `failure`."""
+    return F.concat(
+        F.lit("topic '"),
+        topic,
+        F.lit("' partition "),
+        partition.cast("string"),
+        F.lit(" offset "),
+        offset.cast("string"),
+    )
+
+
+def snippet(text: Column) -> Column:
+    """The payload text quoted for a message, cut after a few hundred characters."""
+    cut = F.when(F.length(text) > _SNIPPET_CHARS, F.concat(F.substring(text, 1, _SNIPPET_CHARS), F.lit("...")))
+    return F.concat(F.lit('"'), cut.otherwise(text), F.lit('"'))
+
+
+def first_problem(problems: Sequence[Column]) -> Column:
+    if not problems:
+        return F.lit(None).cast(StringType())
+    return problems[0] if len(problems) == 1 else F.coalesce(*problems)
+
+
+
+@dataclass(frozen=True)
+class TextRules:
+    """Which temporal text a format accepts (regular expressions checked before Spark's lenient casts)."""
+
+    date: str
+    timestamp: str
+    timestamp_ltz: str  # must end in 'Z' or be read as UTC (see ltz_suffix)
+    ltz_suffix: str  # appended before casting so that Spark reads the text as UTC
+
+
+FRACTION = r"(\.\d{1,9})?"
+
+
+def from_text(raw: Column, data_type: DataType, rules: TextRules) -> tuple[Column, Column]:
+    """Flink's conversion of a field's text to `data_type`: (value, error), error being true when the
+    text is there but does not convert (the value is then NULL)."""
+    if is_string(data_type):
+        return raw, F.lit(False)
+    if isinstance(data_type, BooleanType):
+        return F.lower(F.trim(raw)) == F.lit("true"), F.lit(False)  # Boolean.parseBoolean
+    if isinstance(data_type, DecimalType):
+        value = raw.try_cast(data_type)  # NULL on overflow, as DecimalData.fromBigDecimal
+        return value, raw.isNotNull() & ~raw.rlike(DECIMAL_TEXT)
+    if isinstance(data_type, ByteType | ShortType | IntegerType | LongType | FloatType | DoubleType):
+        value = F.trim(raw).try_cast(data_type)
+    elif isinstance(data_type, BinaryType):
+        value = F.try_to_binary(raw, F.lit("base64"))
+    elif isinstance(data_type, DateType):
+        value = F.when(raw.rlike(rules.date), raw.try_cast(data_type))
+    elif isinstance(data_type, TimestampNTZType):
+        value = F.when(raw.rlike(rules.timestamp), raw.try_cast(data_type))
+    elif isinstance(data_type, TimestampType):
+        text = F.concat(raw, F.lit(rules.ltz_suffix)) if rules.ltz_suffix else raw
+        value = F.when(raw.rlike(rules.timestamp_ltz), text.try_cast(data_type))
+    else:
+        value = raw.try_cast(data_type)
+    return value, raw.isNotNull() & value.isNull()
+
+
+def field_problem(field: PayloadField, error: Column, raw: Column) -> Column:
+    return F.when(
+        error, F.concat(F.lit(f"field '{field.name}' ({field.type_sql}) cannot be read from "), snippet(raw))
+    )
+
+
+def _utc_wall_clock(instant: Column) -> Column:
+    """The UTC date-time of a TIMESTAMP_LTZ as TIMESTAMP_NTZ, whatever the session time zone."""
+    seconds = (F.unix_micros(instant) / F.lit(1_000_000)).cast(DecimalType(18, 6))
+    return F.lit("1970-01-01 00:00:00").cast(TimestampNTZType()) + F.make_dt_interval(
+        F.lit(0), F.lit(0), F.lit(0), seconds
+    )
+
+
+def flink_timestamp_text(value: Column, data_type: DataType, separator: str) -> Column:
+    """Flink's SQL_TIMESTAMP_FORMAT / ISO_LOCAL_DATE_TIME: fraction without trailing zeros; LTZ in UTC + 'Z'."""
+    local = _utc_wall_clock(value) if isinstance(data_type, TimestampType) else value
+    text = F.regexp_replace(F.date_format(local, f"yyyy-MM-dd{separator}HH:mm:ss.SSSSSS"), r"\.?0+$", "")
+    return F.concat(text, F.lit("Z")) if isinstance(data_type, TimestampType) else text
