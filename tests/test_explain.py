@@ -144,6 +144,23 @@ def test_commit_mode_follows_the_group_id(capsys: pytest.CaptureFixture[str]) ->
     assert without_group["commit"] == "DISABLED (no properties.group.id)"
 
 
+def test_an_upsert_kafka_source_is_explained(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # upsert-kafka has no 'properties.auto.offset.reset': describing its start once failed with a KeyError.
+    pipeline = tmp_path / "users.sql"
+    pipeline.write_text(
+        "CREATE TABLE users (user_id BIGINT, name STRING, PRIMARY KEY (user_id) NOT ENFORCED) WITH ("
+        "'connector' = 'upsert-kafka', 'topic' = 'users', 'properties.bootstrap.servers' = '127.0.0.1:9092', "
+        "'key.format' = 'json', 'value.format' = 'json');\n"
+        "CREATE TABLE shown (user_id BIGINT, name STRING) WITH ('connector' = 'print');\n"
+        "INSERT INTO shown SELECT user_id, name FROM users;\n"
+    )
+
+    users = source(explain_json(capsys, pipeline))
+
+    assert users["start"] == "earliest offset of every partition"
+    assert users["commit"] == "DISABLED (no properties.group.id)"
+
+
 def test_only_one_query_commits_for_a_shared_group(capsys: pytest.CaptureFixture[str]) -> None:
     document = explain_json(capsys, "sql/examples/quickstart.sql")
 

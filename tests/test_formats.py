@@ -239,7 +239,7 @@ def test_json_encode_matches_flink(spark: SparkSession) -> None:
     )
     ddl = "id INT, name STRING, ts TIMESTAMP_NTZ, lt TIMESTAMP, bin BINARY, amount DECIMAL(10, 2)"
     assert [bytes(v).decode() for v in encoded(spark, tbl, "value", [row], ddl)] == [
-        '{"id":1,"name":null,"ts":"2020-01-02 03:04:05.12","lt":"2020-01-02 03:04:05Z","bin":"AQ==","amount":1.50}'
+        '{"id":1,"name":null,"ts":"2020-01-02 03:04:05.12","lt":"2020-01-02 03:04:05Z","bin":"AQ==","amount":1.5}'
     ]
     iso = table(
         "id INT, name STRING, ts TIMESTAMP(3)",
@@ -253,10 +253,31 @@ def test_json_encode_matches_flink(spark: SparkSession) -> None:
     ] == ['{"id":1,"ts":"2020-01-02T03:04:00"}']
 
 
-def test_decimal_as_plain_number_is_rejected(spark: SparkSession) -> None:
-    tbl = table("amount DECIMAL(10, 2)", {"format": "json", "json.encode.decimal-as-plain-number": "true"})
-    with pytest.raises(PipelineError, match=re.escape("'encode.decimal-as-plain-number' = 'true' is not supported")):
-        PayloadFormat.of(tbl, "value")
+DECIMALS = ["47.50", "-300.00", "0.00", "0.00000010", "1200.5", "12345678.90", None]
+
+
+def test_json_writes_decimals_as_flink_stripped_of_trailing_zeros(spark: SparkSession) -> None:
+    # Flink's JSON node holds BigDecimal.stripTrailingZeros(); Jackson writes its toString().
+    tbl = table("id INT, amount DECIMAL(16, 8)", {"format": "json"})
+    rows = [(i, None if d is None else Decimal(d)) for i, d in enumerate(DECIMALS)]
+    written = [bytes(v).decode() for v in encoded(spark, tbl, "value", rows, "id INT, amount DECIMAL(16, 8)")]
+    amounts = [re.fullmatch(r'\{"id":\d+,"amount":(.*)\}', w).group(1) for w in written]  # type: ignore[union-attr]
+    assert amounts == ["47.5", "-3E+2", "0", "1E-7", "1200.5", "12345678.9", "null"]
+
+
+def test_json_decimal_as_plain_number(spark: SparkSession) -> None:
+    tbl = table("amount DECIMAL(16, 8), name STRING", {"format": "json", "json.encode.decimal-as-plain-number": "true"})
+    rows = [(None if d is None else Decimal(d), "x") for d in DECIMALS]
+    written = [bytes(v).decode() for v in encoded(spark, tbl, "value", rows, "amount DECIMAL(16, 8), name STRING")]
+    assert written == [
+        '{"amount":47.5,"name":"x"}',
+        '{"amount":-300,"name":"x"}',
+        '{"amount":0,"name":"x"}',
+        '{"amount":0.0000001,"name":"x"}',
+        '{"amount":1200.5,"name":"x"}',
+        '{"amount":12345678.9,"name":"x"}',
+        '{"amount":null,"name":"x"}',
+    ]
 
 
 # ---------------------------------------------------------------------------------------------------------

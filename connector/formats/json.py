@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,7 +29,6 @@ from connector.formats.payload import (
     Decoded,
     PayloadFormat,
     TextRules,
-    fail,
     field_problem,
     first_problem,
     flink_timestamp_text,
@@ -38,7 +38,6 @@ from connector.formats.payload import (
 from connector.options.declarations import ConfigOption
 from connector.options.factory import Format, FormatCheck
 from connector.options.types import BOOLEAN, ENUM, STRING
-from connector.sql.catalog import Table
 
 
 class JsonOptions:
@@ -206,6 +205,50 @@ def _json_text(value: Column, data_type: DataType, standard: str) -> Column:
     return value
 
 
+_DECIMAL_PLACEHOLDER = "__kafka_sql_decimal_"
+
+
+def _regex_replacement(text: str) -> str:
+    """`text` as a literal in a Java regex replacement."""
+    return text.replace("\\", "\\\\").replace("$", "\\$")
+
+
+def _decimal_text(value: Column, plain: bool) -> Column:
+    """A DECIMAL as Flink's JSON format writes it: Jackson's number node strips trailing zeros
+    (BigDecimal.stripTrailingZeros), then writes toString() (47.5, -3E+2, 1E-7) or, with
+    'encode.decimal-as-plain-number', toPlainString() (47.5, -300, 0.0000001)."""
+    text = value.cast(StringType())  # plain, with the type's scale: '-300.00'
+    sign = F.when(text.startswith("-"), F.lit("-")).otherwise(F.lit(""))
+    digits = F.regexp_replace(text, "^-", "")
+    whole = F.regexp_extract(digits, r"^(\d+)", 1)
+    fraction = F.regexp_replace(F.regexp_extract(digits, r"\.(\d+)$", 1), "0+$", "")
+    has_fraction = F.length(fraction) > 0
+    plain_text = F.when(F.regexp_replace(digits, "[0.]", "") == "", F.lit("0")).otherwise(
+        F.concat(sign, whole, F.when(has_fraction, F.concat(F.lit("."), fraction)).otherwise(F.lit("")))
+    )
+    if plain:
+        return F.when(value.isNotNull(), plain_text)
+    whole_stripped = F.regexp_replace(whole, "0+$", "")
+    unscaled = F.when(has_fraction, F.regexp_replace(F.concat(whole, fraction), "^0+", "")).otherwise(whole_stripped)
+    scale = F.when(has_fraction, F.length(fraction)).otherwise(F.length(whole_stripped) - F.length(whole))
+    adjusted = F.length(unscaled) - F.lit(1) - scale
+    mantissa = F.concat(
+        F.substring(unscaled, 1, 1),
+        F.when(F.length(unscaled) > 1, F.concat(F.lit("."), unscaled.substr(F.lit(2), F.length(unscaled)))).otherwise(
+            F.lit("")
+        ),
+    )
+    scientific = F.concat(
+        sign,
+        mantissa,
+        F.lit("E"),
+        F.when(adjusted > 0, F.lit("+")).otherwise(F.lit("")),
+        adjusted.cast(StringType()),
+    )
+    formatted = F.when((plain_text == "0") | ((scale >= 0) & (adjusted >= -6)), plain_text).otherwise(scientific)
+    return F.when(value.isNotNull(), formatted)
+
+
 class JsonCodec(Codec):
     """JSON records with Flink's lenient field conversion; a top-level array holds several records."""
 
@@ -215,15 +258,32 @@ class JsonCodec(Codec):
         return _json_decode(payload, fmt, stage_prefix)
 
     def encode(self, fmt: PayloadFormat, row: Mapping[str, Column]) -> Column:
+        """Spark's to_json, except that DECIMAL fields are written as Flink writes them (`_decimal_text`): as
+        text under a placeholder name first, then put back in place as a number."""
         standard = str(fmt.options.get("timestamp-format.standard", "SQL"))
-        struct = F.struct(*[_json_text(row[f.column], f.data_type, standard).alias(f.name) for f in fmt.fields])
+        plain = bool(fmt.options.get("encode.decimal-as-plain-number"))
+        fields: list[Column] = []
+        decimals: dict[str, str] = {}
+        for index, f in enumerate(fmt.fields):
+            if isinstance(f.data_type, DecimalType):
+                placeholder = f"{_DECIMAL_PLACEHOLDER}{index}"
+                decimals[placeholder] = f.name
+                fields.append(_decimal_text(row[f.column], plain).alias(placeholder))
+            else:
+                fields.append(_json_text(row[f.column], f.data_type, standard).alias(f.name))
         spark_options = {
             **_json_temporal_options(standard),
             "timestampNTZFormat": "yyyy-MM-dd" + ("'T'" if standard == "ISO-8601" else " ") + "HH:mm:ss.SSS",
             "timestampFormat": "yyyy-MM-dd" + ("'T'" if standard == "ISO-8601" else " ") + "HH:mm:ss.SSS'Z'",
             "ignoreNullFields": "true" if fmt.options.get("encode.ignore-null-fields") else "false",
         }
-        return F.to_json(struct, spark_options).cast(BinaryType())
+        text = F.to_json(F.struct(*fields), spark_options)
+        for placeholder, name in decimals.items():
+            # A field name sits after '{' or ',' and an unescaped quote, which no string value can contain.
+            key = _regex_replacement(json.dumps(name))
+            text = F.regexp_replace(text, f'([{{,])"{placeholder}":"([^"]*)"', f"$1{key}:$2")
+            text = F.regexp_replace(text, f'([{{,])"{placeholder}":null', f"$1{key}:null")
+        return text.cast(BinaryType())
 
     def records(self, payload: Column, fmt: PayloadFormat) -> Column:
         """The elements of a top-level JSON array (JSON values only, as Flink), else the payload alone.
@@ -237,15 +297,6 @@ class JsonCodec(Codec):
         elements = F.from_json(text, ArrayType(StringType()))
         is_array = F.ltrim(text).startswith("[") & elements.isNotNull()
         return F.when(is_array, elements).otherwise(F.array(text))
-
-    def check(self, fmt: PayloadFormat, table: Table, format_key: str) -> None:
-        if fmt.options.get("encode.decimal-as-plain-number"):
-            fail(
-                table,
-                fmt.option_prefix + "encode.decimal-as-plain-number",
-                "'encode.decimal-as-plain-number' = 'true' is not supported: Spark writes DECIMAL values as "
-                "Java's BigDecimal.toString does (the Flink default).",
-            )
 
     def spark_files(self, values: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
         separator = "'T'" if values.get("timestamp-format.standard") == "ISO-8601" else " "

@@ -28,7 +28,7 @@ never by Python code per record. The semantics are Flink's json, csv and raw for
 Known differences from Flink, all in rare corners: a fractional JSON number in an integer column is a
 field error (Flink truncates it); an empty unquoted CSV field reads as NULL (Flink: '' for strings, an
 error for numbers); values nested in ROW/ARRAY/MAP use Spark's JSON conversion rules and timestamp
-text with a fixed 3-digit fraction when written; `json.encode.decimal-as-plain-number` is rejected.
+text with a fixed 3-digit fraction when written.
 
 How a caller uses it (see the connectors' `reading` modules): `staged(frame, records(payload, fmt), decode...)` gives
 one row per record with the parsed payload; then read `Decoded.values`, drop rows where `absent` or

@@ -1,0 +1,160 @@
+"""The conformance cases and what both engines share when running them: fresh topics, the input, the output.
+
+A case is `cases/<name>.sql` (Flink SQL; `{{ var("brokers") }}` and one `{{ var("<topic>") }}` per topic) with its
+input `cases/<name>.input.jsonl`: one record per line, `{"topic": "src", "value": ..., "key": ..., "partition": 0,
+"timestamp": <epoch ms>}`, a value or key being a JSON object (written compactly), a string (its UTF-8 bytes) or
+null; a line `{"topic": "dst", "partitions": 4}` sizes a topic instead. Every topic variable gets a fresh topic
+(one partition, or as many as its records or that line need); the sink topics are read back after the run:
+
+* an append sink (`kafka`): its records as [partition, key, value] text, sorted (both engines may interleave
+  partitions differently; SQL fixes no order);
+* an upsert sink (`upsert-kafka`): the final table, value per key, deleted keys left out (Flink and Spark send
+  different intermediate updates; the table they leave is what a reader sees).
+
+`cases/<name>.flink.json` holds what real Apache Flink wrote for the case (`make conformance-expected`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from connector.dev import broker
+from connector.sql.loader import load_text
+from connector.sql.templating import render_string
+
+CASES = Path(__file__).resolve().parent / "cases"
+_VAR = re.compile(r"""var\(\s*["']([A-Za-z_][A-Za-z0-9_]*)["']""")
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    sql: str
+    inputs: list[dict[str, Any]]
+    partitions: dict[str, int]
+
+    @classmethod
+    def load(cls, name: str) -> Case:
+        path = CASES / f"{name}.input.jsonl"
+        lines = path.read_text().splitlines() if path.exists() else []
+        entries = [json.loads(line) for line in lines if line.strip()]
+        sizes = {e["topic"]: e["partitions"] for e in entries if "partitions" in e}
+        records = [e for e in entries if "partitions" not in e]
+        return cls(name, (CASES / f"{name}.sql").read_text(), records, sizes)
+
+    @property
+    def topics(self) -> list[str]:
+        """The topic variables of the SQL, in order of first use."""
+        return list(dict.fromkeys(n for n in _VAR.findall(self.sql) if n != "brokers"))
+
+    @property
+    def expected_path(self) -> Path:
+        return CASES / f"{self.name}.flink.json"
+
+    def prepare(self, bootstrap: str) -> dict[str, str]:
+        """Fresh topics with the input produced; returns the template variables (topic variable -> topic)."""
+        run = uuid.uuid4().hex[:8]
+        variables = {t: f"conformance_{self.name}_{t}_{run}" for t in self.topics}
+        for logical, topic in variables.items():
+            used = 1 + max((r.get("partition", 0) for r in self.inputs if r["topic"] == logical), default=0)
+            partitions = max(used, self.partitions.get(logical, 1))
+            broker.create_topic(bootstrap, topic, partitions)
+        producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
+        for record in self.inputs:
+            producer.produce(
+                variables[record["topic"]],
+                value=_payload(record.get("value")),
+                key=_payload(record.get("key")),
+                partition=record.get("partition", 0),
+                timestamp=record.get("timestamp", 0),
+            )
+        producer.flush(30)
+        return {"brokers": bootstrap, **variables}
+
+    def render(self, variables: dict[str, str]) -> str:
+        return render_string(self.sql, f"{self.name}.sql", variables).text
+
+    def sinks(self, variables: dict[str, str]) -> dict[str, str]:
+        """Sink topic variable -> 'append' or 'upsert', from the tables the INSERTs write."""
+        pipeline = load_text(self.render(variables), f"{self.name}.sql").pipeline
+        by_topic = {v: k for k, v in variables.items()}
+        kinds: dict[str, str] = {}
+        for insert in pipeline.inserts:
+            table = pipeline.table(insert.target)
+            if table is not None and table.options.get("topic") in by_topic:
+                kinds[by_topic[table.options["topic"]]] = "upsert" if table.connector == "upsert-kafka" else "append"
+        return kinds
+
+    def outputs(self, bootstrap: str, variables: dict[str, str]) -> dict[str, Any]:
+        """Every sink's output, as `harness` describes; comparable with `json.dumps(..., sort_keys=True)`."""
+        result: dict[str, Any] = {}
+        for logical, kind in sorted(self.sinks(variables).items()):
+            records = read_topic(bootstrap, variables[logical])
+            if kind == "upsert":
+                table: dict[str, str | None] = {}
+                for _, key, value in records:
+                    table[str(key)] = value
+                result[logical] = {"upsert": {k: v for k, v in sorted(table.items()) if v is not None}}
+            else:
+                result[logical] = {"append": sorted(records, key=lambda r: json.dumps(r))}
+        return result
+
+
+def _payload(value: Any) -> bytes | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value.encode()
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+def _text(data: bytes | None) -> str | None:
+    if data is None:
+        return None
+    try:
+        return data.decode()
+    except UnicodeDecodeError:
+        return "hex:" + data.hex()
+
+
+def read_topic(bootstrap: str, topic: str) -> list[list[Any]]:
+    """[partition, key, value] of every committed record of `topic`, in offset order per partition."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"conformance-{uuid.uuid4().hex}",
+            "enable.auto.commit": False,
+            "isolation.level": "read_committed",
+        }
+    )
+    try:
+        metadata = consumer.list_topics(topic, timeout=30).topics[topic]
+        records: list[list[Any]] = []
+        for partition in sorted(metadata.partitions):
+            low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=30)
+            if high <= low:
+                continue
+            consumer.assign([TopicPartition(topic, partition, low)])
+            seen = 0
+            while seen < high - low:
+                message = consumer.poll(10)
+                if message is None:
+                    raise TimeoutError(f"topic {topic} partition {partition}: {seen} of {high - low} records read")
+                if message.error():
+                    continue
+                seen = message.offset() - low + 1
+                records.append([partition, _text(message.key()), _text(message.value())])
+        return records
+    finally:
+        consumer.close()
+
+
+def case_names() -> list[str]:
+    return sorted(p.name[: -len(".sql")] for p in CASES.glob("*.sql"))

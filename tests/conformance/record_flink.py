@@ -1,0 +1,70 @@
+"""Record what real Apache Flink writes for each conformance case (`make conformance-expected`).
+
+    python tests/conformance/record_flink.py [case ...]
+
+Starts the project's embedded Kafka broker, then for each case: fresh topics, the input, the case run by
+`flink_job.py` under the Flink environment (FLINK_PYTHON, default .flink-venv/bin/python) with Flink's Kafka SQL
+connector from Maven Central, and the sinks' output written to `cases/<name>.flink.json`. A case Flink rejects or
+fails is recorded with Flink's error, so the suite can require kafka-sql to refuse it too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from harness import Case, case_names
+
+from connector.dev import broker
+from connector.dev.maven import Artifact, resolve_jars
+
+FLINK_VERSION = "2.3.0"
+KAFKA_CONNECTOR = Artifact("org.apache.flink", "flink-sql-connector-kafka", "5.0.0-2.2")
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+
+
+def connector_jar() -> Path:
+    dest = broker.cache_dir().parent / "flink-sql-connector-kafka-5.0.0-2.2"
+    jars = [j for j in resolve_jars([KAFKA_CONNECTOR], dest) if j.name.startswith("flink-sql-connector-kafka")]
+    return jars[0]
+
+
+def record(case: Case, bootstrap: str, python: str, jar: Path) -> dict[str, object]:
+    variables = case.prepare(bootstrap)
+    with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as rendered:
+        rendered.write(case.render(variables))
+    run = subprocess.run(
+        [python, str(HERE / "flink_job.py"), rendered.name, str(jar)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    os.unlink(rendered.name)
+    if run.returncode != 0:
+        lines = [line for line in run.stderr.splitlines() if "Exception:" in line or "Error:" in line]
+        return {"flink": FLINK_VERSION, "error": lines[-1] if lines else run.stderr[-2000:]}
+    return {"flink": FLINK_VERSION, "sinks": case.outputs(bootstrap, variables)}
+
+
+def main() -> None:
+    python = os.environ.get("FLINK_PYTHON", str(REPO / ".flink-venv" / "bin" / "python"))
+    jar = connector_jar()
+    data_dir = Path(tempfile.mkdtemp(prefix="conformance-broker-"))
+    info = broker.start(data_dir)
+    try:
+        for name in sys.argv[1:] or case_names():
+            case = Case.load(name)
+            result = record(case, info.bootstrap, python, jar)
+            case.expected_path.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
+            print(f"{name}: {'error' if 'error' in result else 'recorded'}", flush=True)
+    finally:
+        broker.stop(data_dir)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""Same results as Flink: each case in cases/ runs on kafka-sql against the same input, and every sink must hold
+exactly what real Apache Flink wrote (cases/<name>.flink.json, recorded by `make conformance-expected`).
+
+A case Flink refused or failed must fail on kafka-sql too: refused by `run` before it starts, or failing while
+it runs (never a result where Flink has none).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from harness import Case, case_names
+
+from connector.entrypoints import cli
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+CASES = case_names()
+
+
+def test_every_case_has_flink_output() -> None:
+    missing = [name for name in CASES if not Case.load(name).expected_path.exists()]
+    assert not missing, f"run `make conformance-expected` for: {', '.join(missing)}"
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_same_output_as_flink(
+    name: str, kafka_bootstrap: str, spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    case = Case.load(name)
+    expected: dict[str, Any] = json.loads(case.expected_path.read_text())
+    variables = case.prepare(kafka_bootstrap)
+    pipeline = tmp_path / f"{name}.sql"
+    pipeline.write_text(case.sql)
+    args = [f"{key}={value}" for key, value in variables.items()]
+    partitions = spark.conf.get("spark.sql.shuffle.partitions")
+    try:
+        code = cli.main(
+            ["run", str(pipeline), "--checkpoint-dir", str(tmp_path / "checkpoints")]
+            + [a for arg in args for a in ("--var", arg)]
+        )
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", partitions or "2")
+    captured = capsys.readouterr()
+    if "error" in expected:
+        assert code != 0, f"Flink failed this case ({expected['error']}); kafka-sql ran it"
+        return
+    assert code == 0, captured.out + captured.err
+
+    assert case.outputs(kafka_bootstrap, variables) == expected["sinks"]
