@@ -7,7 +7,7 @@ BROKERS ?= 127.0.0.1:9092
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export PYSPARK_DRIVER_PYTHON := $(abspath $(BIN)/python)
 
-.PHONY: setup test lint quickstart bench clean
+.PHONY: setup test lint quickstart bench clean conformance-expected
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,18 @@ quickstart: setup
 		--partitions 2 --key-field id --recreate
 	rm -rf .kafka-sql/checkpoints/quickstart
 	$(BIN)/kafka-sql run sql/examples/quickstart.sql --var brokers=$(BROKERS) --checkpoint-dir .kafka-sql/checkpoints
+
+# Real Apache Flink's output for every conformance case (tests/conformance/cases/*.flink.json): PyFlink from PyPI in
+# its own venv, Flink's Kafka SQL connector from Maven Central, the project's embedded broker. CASES=name ... for some.
+FLINK_VENV := .flink-venv
+$(FLINK_VENV)/.installed:
+	$(PYTHON) -m venv $(FLINK_VENV)
+	$(FLINK_VENV)/bin/pip install -q apache-flink==2.3.0
+	touch $@
+
+conformance-expected: setup $(FLINK_VENV)/.installed
+	FLINK_PYTHON=$(abspath $(FLINK_VENV)/bin/python) $(BIN)/python tests/conformance/record_flink.py $(CASES)
+	$(BIN)/python tests/conformance/table.py > /dev/null
 
 bench: setup
 	$(BIN)/python bench/run_all.py

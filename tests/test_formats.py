@@ -334,7 +334,8 @@ def test_csv_encode(spark: SparkSession) -> None:
     tbl = table("id INT, name STRING, tags ARRAY<INT>, ts TIMESTAMP(3)", {"format": "csv", "csv.null-literal": "NULL"})
     rows = [(1, 'say "hi", ok', [1, 2], datetime(2020, 1, 2, 3, 4, 5)), (2, None, None, None)]
     out = encoded(spark, tbl, "value", rows, "id INT, name STRING, tags ARRAY<INT>, ts TIMESTAMP_NTZ")
-    assert [bytes(v).decode() for v in out] == ['1,"say ""hi"", ok",1;2,2020-01-02 03:04:05', "2,NULL,NULL,NULL"]
+    # Jackson, under Flink's CSV format, quotes text holding a character below ',' (a space): the timestamp too.
+    assert [bytes(v).decode() for v in out] == ['1,"say ""hi"", ok",1;2,"2020-01-02 03:04:05"', "2,NULL,NULL,NULL"]
     unquoted = table(
         "id INT, name STRING", {"format": "csv", "csv.disable-quote-character": "true", "csv.field-delimiter": "\\t"}
     )

@@ -519,7 +519,11 @@ def test_streaming_cascaded_windows_keep_window_time_as_the_time_attribute(
         ("UNIX_TIMESTAMP('2020/04/15', 'yyyy/MM/dd')", 1586908800),
         ("""JSON_VALUE('{"a": {"b": 1}}', '$.a.b')""", "1"),
         ("""JSON_VALUE('{"a": 1}', 'lax $.a' RETURNING INT)""", 1),
-        ("""JSON_VALUE('{"a": 1}', '$.b' RETURNING INT DEFAULT 7 ON EMPTY)""", 7),
+        # A missing member is empty in lax mode, an error in strict mode (Flink's default), as real Flink gives.
+        ("""JSON_VALUE('{"a": 1}', 'lax $.b' RETURNING INT DEFAULT 7 ON EMPTY)""", 7),
+        ("""JSON_VALUE('{"a": 1}', '$.b' RETURNING INT DEFAULT 7 ON EMPTY)""", None),
+        ("""JSON_VALUE('{"a": 1}', '$.b' RETURNING INT DEFAULT 7 ON ERROR)""", 7),
+        ("""JSON_VALUE('{"a": {"b": 1}}', '$.a')""", None),
         ("""JSON_QUERY('{"a": [1, 2]}', '$.a')""", "[1,2]"),
         ("IF(2 > 1, 'yes', 'no')", "yes"),
         ("IFNULL(CAST(NULL AS STRING), 'fallback')", "fallback"),

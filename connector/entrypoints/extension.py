@@ -313,7 +313,8 @@ class PipelineSession:
         for view_name, sql in views:
             view = after.view(view_name)
             if view is not None and before.view(view_name) != view:
-                self.spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW `{view_name}` AS {sql}")
+                with engine.flink_arithmetic(self.spark):  # the view keeps Flink's semantics wherever it is read
+                    self.spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW `{view_name}` AS {sql}")
 
     def _register_table(self, table: Table) -> None:
         factory = registry.factories().get(table.connector or "")

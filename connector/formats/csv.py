@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -11,7 +12,15 @@ from pyspark.sql.types import (
     ArrayType,
     AtomicType,
     BinaryType,
+    BooleanType,
+    ByteType,
     DataType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    ShortType,
     StringType,
     StructField,
     StructType,
@@ -127,8 +136,11 @@ def _csv_decode(payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decod
     delimiter = str(fmt.options.get("array-element-delimiter", ";"))
     values: dict[str, Column] = {}
     problems: list[Column] = []
+    no_null_literal = fmt.options.get("null-literal") is None
     for f in fmt.fields:
         raw = parsed.getField(f.name)
+        if no_null_literal and not isinstance(f.data_type, ArrayType):
+            raw = F.coalesce(raw, F.lit(""))  # Flink reads an empty field as '' (false for BOOLEAN, a number fails)
         if isinstance(f.data_type, ArrayType):
             value, error = _csv_array(raw, f.data_type, delimiter)
         else:
@@ -171,6 +183,20 @@ def _csv_text(value: Column, data_type: DataType, fmt: PayloadFormat) -> Column:
     return value.cast(StringType())
 
 
+_UNQUOTED = (BooleanType, ByteType, ShortType, IntegerType, LongType, FloatType, DoubleType, DecimalType)
+
+
+def _jackson_quoted(text: Column, fmt: PayloadFormat, sep: str) -> Column:
+    """`text` quoted where Jackson's CSV encoder quotes it (CsvEncoder._needsQuotingLoose): a character below
+    its lowest safe one, max(separator, quote, line feed) + 1, or the escape character."""
+    quote = str(fmt.options.get("quote-character", '"'))
+    escape = fmt.options.get("escape-character")
+    lowest_safe = max(ord(sep), ord(quote), ord("\n")) + 1
+    unsafe = f"[\\x{{0}}-\\x{{{lowest_safe - 1:x}}}" + (re.escape(str(escape)) if escape else "") + "]"
+    escaped = F.regexp_replace(text, re.escape(quote), (str(escape) if escape else quote) + quote)
+    return F.when(text.rlike(unsafe), F.concat(F.lit(quote), escaped, F.lit(quote))).otherwise(text)
+
+
 class CsvCodec(Codec):
     """CSV rows with Flink's rules: a row with the wrong number of fields fails unless parse errors are ignored."""
 
@@ -180,15 +206,19 @@ class CsvCodec(Codec):
         return _csv_decode(payload, fmt, stage_prefix)
 
     def encode(self, fmt: PayloadFormat, row: Mapping[str, Column]) -> Column:
-        texts = [_csv_text(row[f.column], f.data_type, fmt) for f in fmt.fields]
-        if fmt.options.get("disable-quote-character"):
-            null_text = F.lit(str(fmt.options.get("null-literal") or ""))
-            sep = str(fmt.options.get("field-delimiter", ","))
-            return F.concat_ws(sep, *[F.coalesce(t, null_text) for t in texts]).cast(BinaryType())
-        struct = F.struct(*[t.alias(f.name) for t, f in zip(texts, fmt.fields, strict=True)])
-        spark_options = _csv_spark_options(fmt)
-        spark_options.setdefault("nullValue", "")
-        return F.to_csv(struct, spark_options).cast(BinaryType())
+        """One line as Flink's CsvRowDataSerializationSchema (Jackson's CSV writer) writes it: text values are
+        quoted when they hold a character below the separator, quote and line feed characters' highest code
+        (a space, a comma: '2024-01-02 03:04:05' is quoted), numbers and booleans never; NULL is the null
+        literal (empty by default); spaces are kept."""
+        sep = str(fmt.options.get("field-delimiter", ","))
+        null_text = F.lit(str(fmt.options.get("null-literal") or ""))
+        fields = []
+        for f in fmt.fields:
+            text = _csv_text(row[f.column], f.data_type, fmt)
+            if not fmt.options.get("disable-quote-character") and not isinstance(f.data_type, _UNQUOTED):
+                text = _jackson_quoted(text, fmt, sep)
+            fields.append(F.coalesce(text, null_text))
+        return F.concat_ws(sep, *fields).cast(BinaryType())
 
     def check(self, fmt: PayloadFormat, table: Table, format_key: str) -> None:
         for f in fmt.fields:

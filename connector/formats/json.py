@@ -110,12 +110,14 @@ _JSON_SQL = TextRules(
     timestamp=rf"^\d{{4}}-\d{{2}}-\d{{2}} \d{{2}}:\d{{2}}:\d{{2}}{FRACTION}$",
     timestamp_ltz=rf"^\d{{4}}-\d{{2}}-\d{{2}} \d{{2}}:\d{{2}}:\d{{2}}{FRACTION}Z$",
     ltz_suffix="",
+    truncates_fractions=True,  # Jackson's asInt() of 12.7 is 12, as Flink reads it
 )
 _JSON_ISO = TextRules(
     date=_JSON_SQL.date,
     timestamp=rf"^\d{{4}}-\d{{2}}-\d{{2}}T\d{{2}}:\d{{2}}(:\d{{2}}{FRACTION})?$",
     timestamp_ltz=rf"^\d{{4}}-\d{{2}}-\d{{2}}T\d{{2}}:\d{{2}}(:\d{{2}}{FRACTION})?Z$",
     ltz_suffix="",
+    truncates_fractions=True,  # Jackson's asInt() of 12.7 is 12, as Flink reads it
 )
 
 
@@ -156,7 +158,8 @@ def _json_decode(payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Deco
 
     corrupt = parsed.getField(CORRUPT).isNotNull()  # not an object, or a Spark-parsed field failed
     absent = text.isNull() | (F.trim(text) == F.lit("null"))
-    not_object = ~absent & corrupt & F.json_object_keys(text).isNull()
+    blank = F.trim(text) == F.lit("")  # a 0-byte value: Flink's parser fails on it, it is not a NULL message
+    not_object = ~absent & (blank | F.coalesce(corrupt & F.json_object_keys(text).isNull(), F.lit(False)))
     # Text of the Spark-parsed fields, read again only for records Spark flagged.
     texts = F.from_json(text, StructType([StructField(f.name, StringType()) for f in by_spark]))
 

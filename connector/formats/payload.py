@@ -25,10 +25,10 @@ never by Python code per record. The semantics are Flink's json, csv and raw for
   of exactly the type's size (otherwise the query fails: "Size of data received for deserializing INT
   type is not 4."); NULL payloads are NULL values.
 
-Known differences from Flink, all in rare corners: a fractional JSON number in an integer column is a
-field error (Flink truncates it); an empty unquoted CSV field reads as NULL (Flink: '' for strings, an
-error for numbers); values nested in ROW/ARRAY/MAP use Spark's JSON conversion rules and timestamp
-text with a fixed 3-digit fraction when written.
+Known differences from Flink, all in rare corners: a fractional number read into a JSON integer field is
+truncated, as Flink does, also when it is written as a JSON string ("12.7"), where Flink fails; values nested
+in ROW/ARRAY/MAP use Spark's JSON conversion rules and timestamp text with a fixed 3-digit fraction when
+written.
 
 How a caller uses it (see the connectors' `reading` modules): `staged(frame, records(payload, fmt), decode...)` gives
 one row per record with the parsed payload; then read `Decoded.values`, drop rows where `absent` or
@@ -289,12 +289,13 @@ def first_problem(problems: Sequence[Column]) -> Column:
 
 @dataclass(frozen=True)
 class TextRules:
-    """Which temporal text a format accepts (regular expressions checked before Spark's lenient casts)."""
+    """Which text a format accepts (regular expressions checked before Spark's lenient casts)."""
 
     date: str
     timestamp: str
     timestamp_ltz: str  # must end in 'Z' or be read as UTC (see ltz_suffix)
     ltz_suffix: str  # appended before casting so that Spark reads the text as UTC
+    truncates_fractions: bool = False  # a number with a fraction reads into an integer column, truncated
 
 
 FRACTION = r"(\.\d{1,9})?"
@@ -312,6 +313,9 @@ def from_text(raw: Column, data_type: DataType, rules: TextRules) -> tuple[Colum
         return value, raw.isNotNull() & ~raw.rlike(DECIMAL_TEXT)
     if isinstance(data_type, ByteType | ShortType | IntegerType | LongType | FloatType | DoubleType):
         value = F.trim(raw).try_cast(data_type)
+        if rules.truncates_fractions and not isinstance(data_type, FloatType | DoubleType):
+            exact = F.trim(raw).try_cast(DecimalType(38, 18)).try_cast(data_type)
+            value = F.coalesce(value, F.when(raw.rlike(DECIMAL_TEXT), exact))
     elif isinstance(data_type, BinaryType):
         value = F.try_to_binary(raw, F.lit("base64"))
     elif isinstance(data_type, DateType):

@@ -9,15 +9,16 @@ gets sources configured for it (e.g. only one query per consumer group commits o
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import TimestampNTZType, TimestampType
@@ -112,24 +113,75 @@ def table_frame(spark: SparkSession, table: Table) -> DataFrame:
 
 
 def _align(frame: DataFrame, sink: Table, columns: list[str] | None, keep: Sequence[str] = ()) -> DataFrame:
-    """Rename and cast the query's columns, by position, to the sink's persisted columns; `keep` columns of
-    `frame` stay, last."""
+    """Rename and cast the query's columns, by position (Flink's INSERT maps them so, whatever their names, which
+    may repeat), to the sink's persisted columns; `keep` columns of `frame` stay, last."""
     targets = [c for c in sink.columns if c.persisted]
     chosen = [sink.column(n) for n in columns] if columns else targets
-    produced = [c for c in frame.columns if c != reading.DELETED and c not in keep]
+    hidden = {reading.DELETED, *keep}
+    positional = [c if c in hidden else f"__out_{i}" for i, c in enumerate(frame.columns)]
+    frame = frame.toDF(*positional)
+    produced = [c for c in positional if c not in hidden]
     by_target = {}
     for src, col in zip(produced, chosen, strict=False):
         if col is not None:
-            by_target[col.name.lower()] = F.col(f"`{src}`")
+            by_target[col.name.lower()] = F.col(src)
     out = []
+    keys = {k.lower() for k in sink.primary_key}
     for col in targets:
         value = by_target.get(col.name.lower(), F.lit(None))
         if col.data_type is not None:
-            value = value.cast(spark_type(col.data_type))
+            value = _fractional_seconds(value.cast(spark_type(col.data_type)), col.data_type)
+        if not col.nullable or col.name.lower() in keys:  # Flink's sink NOT NULL enforcer (default ERROR)
+            message = (
+                f"Column '{col.name}' of table '{sink.name}' is NOT NULL, however, a null value is being written "
+                "into it."
+            )
+            value = F.when(value.isNull(), F.raise_error(F.lit(message))).otherwise(value)
         out.append(value.alias(col.name))
     if reading.DELETED in frame.columns:
         out.append(F.col(reading.DELETED))
     return frame.select(*out, *[F.col(c) for c in keep if c in frame.columns])
+
+
+def _fractional_seconds(value: Column, data_type: exp.DataType) -> Column:
+    """A TIMESTAMP(p) / TIMESTAMP_LTZ(p) value cut to p fractional digits (Spark keeps 6): Flink writes a
+    TIMESTAMP(3) column's value with milliseconds, e.g. `window_time` (window_end - 1 microsecond here)."""
+    kinds = exp.DataType.Type
+    if data_type.this not in (kinds.TIMESTAMP, kinds.TIMESTAMPNTZ, kinds.TIMESTAMPLTZ, kinds.TIMESTAMPTZ):
+        return value
+    params = [p for p in data_type.expressions if isinstance(p, exp.DataTypeParam)]
+    precision = int(params[0].name) if params and params[0].name.isdigit() else 6
+    if precision >= 6:
+        return value
+    unit = 10 ** (6 - precision)
+    micros = F.pmod((F.date_part(F.lit("SECOND"), value) * 1_000_000).cast("bigint"), F.lit(unit))
+    return value - F.make_dt_interval(secs=(micros / F.lit(1_000_000)).cast("decimal(8,6)"))
+
+
+# Spark settings under which a query's SQL behaves as Flink's: CAST from DOUBLE to an integer saturates, integer
+# overflow wraps, a DECIMAL out of range is NULL, dates that do not parse are NULL (Java semantics, not ANSI
+# errors); an integer literal in DECIMAL arithmetic is a DECIMAL(10, 0), as Flink types it, not the narrowest
+# DECIMAL that holds it (DECIMAL(10, 2) / 3 keeps Flink's scale 13). Text that does not convert still fails the
+# query in CAST, as in Flink (`connector.sql.functions.spark_cast`).
+_FLINK_ARITHMETIC = {"spark.sql.ansi.enabled": "false", "spark.sql.legacy.literal.pickMinimumPrecision": "false"}
+
+
+@contextlib.contextmanager
+def flink_arithmetic(spark: SparkSession) -> Iterator[None]:
+    """Queries analysed inside get Flink's arithmetic and cast semantics (`_FLINK_ARITHMETIC`); expressions keep
+    the semantics they were analysed with, so only the pipeline's own SQL is affected, and `spark`'s settings are
+    restored after."""
+    previous = {key: spark.conf.get(key, None) for key in _FLINK_ARITHMETIC}
+    for key, value in _FLINK_ARITHMETIC.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, earlier in previous.items():
+            if earlier is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, earlier)
 
 
 def start_query(
@@ -146,12 +198,13 @@ def start_query(
             view_columns[source.view] = source_rows.columns
             provenance_rows = _source_frame(spark, source, provenance=True, malformed_rows=malformed)
             provenance_rows.createOrReplaceTempView(provenance_view(source.view))
-    for name, sql in plan.views:
-        spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW `{name}` AS {sql}")
     sql = query.spark_sql
     if gate is not None:
         sql = with_provenance(sql, view_columns) or sql
-    frame = _align(spark.sql(sql), query.sink, query.insert.columns, PROVENANCE if gate else ())
+    with flink_arithmetic(spark):  # views capture the settings they are created with
+        for name, view_sql in plan.views:
+            spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW `{name}` AS {view_sql}")
+        frame = _align(spark.sql(sql), query.sink, query.insert.columns, PROVENANCE if gate else ())
     if gate is not None:
         frame = gate.prepare(frame)
     _warn_if_input_ended(root / query.checkpoint, query)

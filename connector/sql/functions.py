@@ -10,9 +10,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.spark import Spark
 
-from connector.sql import types
+from connector.sql import annotate, types
 from connector.sql.intervals import singular
 from connector.sql.rewriting import TranspileError, call_args, call_name, fn
 
@@ -36,8 +38,63 @@ def spark_cast(node: exp.Cast) -> exp.Expr:
         ddl = types.spark_type_ddl(target)
     except types.TypeMappingError as err:
         raise TranspileError(str(err), node) from None
+    flink_type = target.sql(dialect="flink")
     node.set("to", exp.DataType.build(ddl, dialect="spark", udt=True))
+    if isinstance(node, exp.TryCast):
+        if target.this in _INTEGRAL_TYPES:
+            # Flink reads the integer part of '3.9' (3); Spark's TRY_CAST of such text is NULL.
+            decimal = exp.DataType.build("DECIMAL(38, 18)", dialect="spark")
+            inner = exp.TryCast(this=node.this.copy(), to=decimal, safe=True)
+            truncated = exp.TryCast(this=inner, to=node.args["to"].copy(), safe=True)
+            return _when_type(node.this, "string", truncated, node.copy())
+        return node
+    if target.this in _TEXT_TYPES:
+        digits = node.meta.get(annotate.TIMESTAMP_TEXT)
+        if isinstance(digits, int):
+            # Flink shows a TIMESTAMP(p) with p fractional digits (20.000); Spark drops trailing zeros.
+            pattern = "yyyy-MM-dd HH:mm:ss" + ("." + "S" * digits if digits else "")
+            return fn("date_format", node.this.copy(), exp.Literal.string(pattern))
+        # Flink writes a BOOLEAN as TRUE / FALSE.
+        return _when_type(node.this, "boolean", exp.Upper(this=node.copy()), node.copy())
+    if target.this in _PARSED_TYPES and not isinstance(node.this, (exp.Literal, exp.Null, exp.Boolean)):
+        # Outside ANSI mode (see connector.runtime.engine.flink_arithmetic) Spark's CAST of text that does not
+        # convert is NULL; Flink's fails the query, as here.
+        value = node.this
+        bad = exp.and_(
+            exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null())),
+            exp.Is(this=node.copy(), expression=exp.Null()),
+        )
+        message = fn(
+            "concat",
+            exp.Literal.string("Cannot CAST '"),
+            value.copy(),
+            exp.Literal.string(f"' to {flink_type}: the text is not a valid {flink_type} (TRY_CAST gives NULL)."),
+        )
+        failing = exp.Case(ifs=[exp.If(this=bad, true=fn("raise_error", message))], default=node.copy())
+        return _when_type(value, "string", failing, node.copy())
     return node
+
+
+_INTEGRAL_TYPES = {
+    exp.DataType.Type.TINYINT,
+    exp.DataType.Type.SMALLINT,
+    exp.DataType.Type.INT,
+    exp.DataType.Type.BIGINT,
+}
+_TEXT_TYPES = {exp.DataType.Type.VARCHAR, exp.DataType.Type.CHAR, exp.DataType.Type.TEXT, exp.DataType.Type.NVARCHAR}
+_PARSED_TYPES = {
+    *exp.DataType.NUMERIC_TYPES,
+    exp.DataType.Type.BOOLEAN,
+    exp.DataType.Type.DATE,
+    *exp.DataType.TEMPORAL_TYPES,
+}
+
+
+def _when_type(value: exp.Expr, spark_type: str, then: exp.Expr, otherwise: exp.Expr) -> exp.Expr:
+    """`then` where `value` has Spark type `spark_type`, else `otherwise`: the transpiler knows no types, Spark
+    folds `typeof` when it plans the query."""
+    is_type = exp.EQ(this=fn("typeof", value.copy()), expression=exp.Literal.string(spark_type))
+    return exp.Case(ifs=[exp.If(this=is_type, true=then)], default=otherwise)
 
 
 def _to_timestamp_ltz(node: exp.Expr) -> exp.Expr:
@@ -74,24 +131,52 @@ def _json_path(path: exp.Expr) -> exp.Expr:
 
 
 def _json_value(node: exp.Expr) -> exp.Expr:
+    """Flink's JSON_VALUE: a scalar only (an object or array is NULL), cast by RETURNING. The path mode picks the
+    clause a missing member takes: 'lax' makes it empty (ON EMPTY), strict, Flink's default, an error (ON ERROR);
+    invalid JSON is an error in both."""
     args = call_args(node) if isinstance(node, exp.Anonymous) else [node.this, node.args["path"]]
-    value: exp.Expr = fn("get_json_object", args[0], _json_path(args[1]))
+    path = args[1]
+    lax = isinstance(path, exp.Literal) and re.match(r"^\s*lax\s", path.name, flags=re.IGNORECASE) is not None
+    found: exp.Expr = fn("get_json_object", args[0], _json_path(path))
+    structured = exp.or_(
+        exp.Not(this=exp.Is(this=fn("json_object_keys", found.copy()), expression=exp.Null())),
+        exp.Not(this=exp.Is(this=fn("json_array_length", found.copy()), expression=exp.Null())),
+    )
+    value: exp.Expr = exp.Case(ifs=[exp.If(this=structured, true=exp.Null())], default=found)
     returning = node.args.get("returning")
     if isinstance(returning, exp.DataType):
         value = spark_cast(exp.Cast(this=value, to=returning))
     condition = node.args.get("on_condition")
     if isinstance(condition, exp.OnCondition):
-        clauses = [condition.args.get(k) for k in ("empty", "error")]
-        if any(isinstance(c, str) and c.upper().startswith("ERROR") for c in clauses):
+        empty, error = (condition.args.get(k) for k in ("empty", "error"))
+        if any(isinstance(c, str) and c.upper().startswith("ERROR") for c in (empty, error)):
             raise TranspileError(
                 "JSON_VALUE ... ERROR ON EMPTY/ERROR is not supported: Spark returns NULL for missing or "
                 "invalid JSON. Use the default (NULL ON ...) or DEFAULT <value> ON ...",
                 node,
             )
-        defaults = [c for c in clauses if isinstance(c, exp.Expr)]
-        if defaults:
-            value = exp.Coalesce(this=value, expressions=[defaults[0]])
+        default = empty if lax else error
+        if isinstance(default, exp.Expr):
+            value = exp.Coalesce(this=value, expressions=[default])
     return value
+
+
+def _json_exists(node: exp.Expr) -> exp.Expr:
+    """Whether the path names a member, even one whose value is null: the last key among the keys of its parent
+    object. Paths of object keys only ($.a.b); invalid JSON is false, a NULL value NULL."""
+    args = call_args(node)
+    path = _json_path(args[1]) if len(args) == 2 else None
+    keys = re.fullmatch(r"\$((?:\.[A-Za-z_][A-Za-z0-9_]*)+)", path.name) if isinstance(path, exp.Literal) else None
+    if keys is None:
+        raise TranspileError("JSON_EXISTS is supported with a JSON value and a path of object keys ('$.a.b').", node)
+    *parents, last = keys.group(1)[1:].split(".")
+    value = args[0]
+    parent = fn("get_json_object", value.copy(), exp.Literal.string("$." + ".".join(parents))) if parents else value
+    found = fn("array_contains", fn("json_object_keys", parent), exp.Literal.string(last))
+    return exp.Case(
+        ifs=[exp.If(this=exp.Is(this=value.copy(), expression=exp.Null()), true=exp.Null())],
+        default=exp.Coalesce(this=found, expressions=[exp.false()]),
+    )
 
 
 def _json_query(node: exp.Expr) -> exp.Expr:
@@ -157,6 +242,98 @@ def _floor_ceil(node: exp.Expr) -> exp.Expr:
     )
 
 
+def _null_if_any_null(node: exp.Expr) -> exp.Expr:
+    """Flink's GREATEST and LEAST are NULL when any argument is NULL; Spark's skip NULL arguments."""
+    arguments = [node.this, *node.expressions]
+    any_null = exp.or_(*[exp.Is(this=a.copy(), expression=exp.Null()) for a in arguments])
+    return exp.Case(ifs=[exp.If(this=any_null, true=exp.Null())], default=node.copy())
+
+
+def _initcap(node: exp.Expr) -> exp.Expr:
+    """Flink's (Calcite's) INITCAP: a word is a run of ASCII letters and digits; its first letter is upper-cased
+    and its other ASCII letters lower-cased; every other character, non-ASCII letters included, is left alone
+    and starts a new word ('foo_bar' -> 'Foo_Bar'). Spark's initcap only splits at spaces."""
+    chars = fn("split", node.this, exp.Literal.string(""))
+    char, index = exp.to_identifier("__c"), exp.to_identifier("__i")
+    previous = fn("element_at", chars.copy(), exp.column(index))  # 1-based: the character before __c
+    starts_word = exp.or_(
+        exp.EQ(this=exp.column(index), expression=exp.Literal.number(0)),
+        exp.Not(this=exp.RegexpLike(this=previous, expression=exp.Literal.string("^[A-Za-z0-9]$"))),
+    )
+    upper = exp.Case(
+        ifs=[
+            exp.If(
+                this=exp.RegexpLike(this=exp.column(char), expression=exp.Literal.string("^[a-z]$")),
+                true=exp.Upper(this=exp.column(char)),
+            )
+        ],
+        default=exp.column(char),
+    )
+    lower = exp.Case(
+        ifs=[
+            exp.If(
+                this=exp.RegexpLike(this=exp.column(char), expression=exp.Literal.string("^[A-Z]$")),
+                true=exp.Lower(this=exp.column(char)),
+            )
+        ],
+        default=exp.column(char),
+    )
+    body = exp.Case(ifs=[exp.If(this=starts_word, true=upper)], default=lower)
+    return fn(
+        "array_join", fn("transform", chars, exp.Lambda(this=body, expressions=[char, index])), exp.Literal.string("")
+    )
+
+
+_DEFAULT_TIMESTAMP_FORMAT = "yyyy-MM-dd HH:mm:ss"
+
+
+def _unix_timestamp(node: exp.Expr) -> exp.Expr:
+    """Flink's UNIX_TIMESTAMP(text [, format]) reads a fraction of seconds after the default format and gives
+    Long.MIN_VALUE for text it cannot parse; Spark's ANSI unix_timestamp fails the query."""
+    written = Spark().generator().format_time(node) if node.args.get("format") else None
+    text = sqlglot.parse_one(written, read="spark").name if written else _DEFAULT_TIMESTAMP_FORMAT
+    # Flink parses a prefix of the text (SimpleDateFormat): a fraction after the default format is read past.
+    fmt = exp.Literal.string(text + "[.SSS]" if text == _DEFAULT_TIMESTAMP_FORMAT else text)
+    parsed = fn("unix_timestamp", fn("try_to_timestamp", node.this.copy(), fmt))
+    unparsable = exp.Literal.number(-(2**63))
+    return exp.Case(
+        ifs=[exp.If(this=exp.Is(this=node.this.copy(), expression=exp.Null()), true=exp.Null())],
+        default=exp.Coalesce(this=parsed, expressions=[unparsable]),
+    )
+
+
+def _division(node: exp.Expr) -> exp.Expr:
+    """Flink divides two integers as integers, truncating (10 / 4 = 2, -3 / 4 = 0), and fails on a zero
+    divisor; the validator marks such divisions (`connector.sql.annotate`)."""
+    quotient = node.meta.get(annotate.INTEGER_DIVISION)
+    if not isinstance(quotient, str):
+        return node
+    divisor = node.expression
+    divided = exp.Cast(
+        this=exp.IntDiv(this=node.this.copy(), expression=divisor.copy()),
+        to=exp.DataType.build(quotient, dialect="spark"),
+    )
+    if isinstance(divisor, exp.Literal) and divisor.name not in ("0", "-0"):
+        return divided
+    by_zero = exp.EQ(this=divisor.copy(), expression=exp.Literal.number(0))
+    failure = fn(
+        "raise_error", exp.Literal.string("Division by zero: an integer divided by 0 (java.lang.ArithmeticException).")
+    )
+    return exp.Case(ifs=[exp.If(this=by_zero, true=failure)], default=divided)
+
+
+def _similar_to(node: exp.Expr) -> exp.Expr:
+    """SQL's SIMILAR TO as a Java regular expression over the whole text (Calcite's translation): % is .*, _ is .,
+    and the regex characters SIMILAR TO does not define are literal."""
+    pattern = node.expression
+    if not (isinstance(pattern, exp.Literal) and pattern.is_string) or node.args.get("escape") is not None:
+        raise TranspileError("SIMILAR TO is supported with a literal pattern and no ESCAPE clause.", node)
+    translated = "".join(
+        ".*" if c == "%" else "." if c == "_" else "\\" + c if c in ".^$\\" else c for c in pattern.name
+    )
+    return exp.RegexpLike(this=node.this.copy(), expression=exp.Literal.string(f"^(?:{translated})$"))
+
+
 def _current_timestamp(node: exp.Expr) -> exp.Expr:
     return exp.CurrentTimestamp()
 
@@ -178,6 +355,7 @@ _FUNCTIONS: dict[str, Callable[[exp.Expr], exp.Expr]] = {
     "TO_TIMESTAMP": _to_timestamp,
     "JSON_VALUE": _json_value,
     "JSON_QUERY": _json_query,
+    "JSON_EXISTS": _json_exists,
     "LISTAGG": _listagg,
     "SPLIT_INDEX": _split_index,
     "REGEXP_EXTRACT": _regexp_extract,
@@ -191,4 +369,10 @@ _NODES: dict[type[exp.Expr], Callable[[exp.Expr], exp.Expr]] = {
     exp.Floor: _floor_ceil,
     exp.Ceil: _floor_ceil,
     exp.TimestampAdd: _timestampadd,
+    exp.Greatest: _null_if_any_null,
+    exp.Least: _null_if_any_null,
+    exp.Initcap: _initcap,
+    exp.StrToUnix: _unix_timestamp,
+    exp.Div: _division,
+    exp.SimilarTo: _similar_to,
 }

@@ -75,6 +75,7 @@ class _Rewriter:
             rewrite_window_tvfs(select, self.watermarks)
             rewrite_group_windows(select, self.watermarks)
             self.unnest(select)
+            self.comma_joins(select)
         result = _bottom_up(tree, self.expression)
         assert isinstance(result, exp.Query)
         return result
@@ -106,6 +107,13 @@ class _Rewriter:
                     "version every micro-batch).",
                     node,
                 )
+            if (
+                self.streaming
+                and isinstance(node, exp.Join)
+                and node.side in ("LEFT", "RIGHT", "FULL")
+                and not isinstance(node.this, (exp.Unnest, exp.Lateral))
+            ):
+                self.reject_regular_outer_join(node)
             if isinstance(node, exp.MatchRecognize):
                 raise TranspileError("MATCH_RECOGNIZE is not supported by Spark SQL.", node)
             if self.streaming and isinstance(node, exp.Window):
@@ -126,6 +134,45 @@ class _Rewriter:
                     "only COUNT(DISTINCT ...) is rewritten (to size(collect_set(...))).",
                     node.parent,
                 )
+
+    # -- joins -------------------------------------------------------------------------------------------
+
+    def reject_regular_outer_join(self, join: exp.Join) -> None:
+        """Flink's regular outer join of two streams emits a NULL-padded row, then retracts it when a match
+        arrives. Spark streams outer joins only as interval joins, whose condition bounds the time columns
+        (watermarked) of both sides, so that a NULL-padded row is final when the watermark passes."""
+        select = join.find_ancestor(exp.Select)
+        relations = [select.args["from_"].this, *(j.this for j in select.args.get("joins") or [])] if select else []
+        rowtimes = {
+            r.alias_or_name.lower(): self.watermarks.get(r.name.lower())
+            for r in relations
+            if isinstance(r, exp.Table)
+        }
+        on = join.args.get("on")
+        bounded = {
+            c.table.lower()
+            for c in (on.find_all(exp.Column) if on is not None else [])
+            if c.table and rowtimes.get(c.table.lower()) == c.name.lower()
+        }
+        if len(bounded) < 2:
+            raise TranspileError(
+                f"A regular {join.side} JOIN of two streams is not supported: Flink emits the NULL-padded row and "
+                "retracts it when a match arrives, which Spark Structured Streaming cannot do. Spark streams "
+                "outer joins as interval joins: give both tables a WATERMARK and bound their time columns in the "
+                "ON clause, e.g. AND b.ts BETWEEN a.ts AND a.ts + INTERVAL '1' HOUR.",
+                join,
+            )
+
+
+    def comma_joins(self, select: exp.Select) -> None:
+        """`FROM a, b WHERE a.id = b.id ...` (a cross join, as Flink's docs write interval joins) becomes
+        `FROM a JOIN b ON TRUE WHERE ...`: the same rows, but an inner join, into which Spark's optimizer moves
+        the WHERE conditions; Spark's stream-stream join refuses the cross join type."""
+        for join in select.args.get("joins") or []:
+            comma = join.args.get("kind") == "CROSS" and join.args.get("on") is None and not join.args.get("using")
+            if comma and not isinstance(join.this, (exp.Unnest, exp.Lateral)):
+                join.set("kind", None)
+                join.set("on", exp.true())
 
     # -- UNNEST ------------------------------------------------------------------------------------------
 

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from sqlglot import exp
 
 from connector.connectors import registry
 from connector.diagnostics import Diagnostic, Position, did_you_mean
 from connector.quality import expectations
+from connector.sql import annotate
+from connector.sql.annotate import infer_type
 from connector.sql.catalog import Column, ColumnKind, Insert, Pipeline, Table
 from connector.sql.expressions import WindowTVF
 from connector.sql.types import CastSupport, cast_support, flink_sql
@@ -22,6 +25,7 @@ from connector.sql.types import CastSupport, cast_support, flink_sql
 Locate = Callable[[exp.Expr, Position], Position]
 
 WINDOW_COLUMNS = ("window_start", "window_end", "window_time")
+_MISSING: Any = object()  # no column of that name (a known column's type may be None: not inferred)
 
 # Numeric widening order: a type takes the ones ranked below it (Flink's implicit casts, see `assignable`).
 _NUMERIC_RANK = {
@@ -247,6 +251,8 @@ class _Checker:
             qualifier = column.table
             if qualifier:
                 qualified = by_alias.get(qualifier.lower())
+                if qualified is None and self.row_field(column, visible, by_alias, where):
+                    continue
                 if qualified is None:
                     self.error(
                         self.pos_of(column, where),
@@ -273,6 +279,7 @@ class _Checker:
                 + (f" Columns: {', '.join(visible)}." if visible else ""),
             )
         self.casts((n for n in _own_nodes(query) if isinstance(n, exp.Cast)), visible, where)
+        annotate.mark(_own_nodes(query), visible)
         out: dict[str, exp.DataType | None] = {}
         for i, sel in enumerate(query.selects):
             if isinstance(sel, exp.Star):
@@ -284,6 +291,72 @@ class _Checker:
                 continue
             out[_unique(_output_name(sel, i), out)] = infer_type(sel.unalias(), visible)
         return out
+
+    def row_field(
+        self,
+        column: exp.Column,
+        visible: dict[str, exp.DataType | None],
+        by_alias: dict[str, _Relation],
+        where: Position,
+    ) -> bool:
+        """Whether `column` is a field of a ROW column, as Flink reads `info.name` and `t.info.name`; an unknown
+        field is reported here."""
+        if column.db:
+            relation = by_alias.get(column.db.lower())
+            if relation is None:
+                return False
+            columns = relation.columns
+        else:
+            columns = visible
+        row = next((dt for name, dt in columns.items() if name.lower() == column.table.lower()), _MISSING)
+        if row is _MISSING or (row is not None and row.this != exp.DataType.Type.STRUCT):
+            return False
+        fields = [f.name for f in row.expressions] if row is not None else []
+        if fields and column.name.lower() not in {f.lower() for f in fields}:
+            self.error(
+                self.pos_of(column, where),
+                "unknown-column",
+                f"Field '{column.name}' not found in ROW column '{column.table}'."
+                + did_you_mean(column.name, fields)
+                + f" Fields: {', '.join(fields)}.",
+            )
+        return True
+
+    def changelog_sources(self, insert: Insert) -> None:
+        """An upsert-kafka source is a changelog: Flink retracts a key's previous row when it changes or is
+        deleted (ChangelogNormalize), so filters, joins and aggregates see each key once. Spark's operators
+        cannot retract, and would count every version: only a plain projection of such a table is exact."""
+        changelogs = [t for t in read_tables(self.pipeline, insert.query) if t.connector == "upsert-kafka"]
+        if not changelogs:
+            return
+        queries: list[exp.Expr] = [insert.query]
+        queries += [
+            v.query for v in self.pipeline.views.values() if v.name.lower() in _views_read(self.pipeline, insert.query)
+        ]
+        kinds = {
+            exp.Where: "a filter (WHERE)",
+            exp.Join: "a join",
+            exp.Group: "a GROUP BY",
+            exp.AggFunc: "an aggregate",
+            exp.Distinct: "DISTINCT",
+            exp.Window: "an OVER window",
+            WindowTVF: "a window TVF",
+        }
+        for query in queries:
+            for kind, words in kinds.items():
+                if query.find(kind) is not None:
+                    names = ", ".join(f"'{t.name}'" for t in changelogs)
+                    self.error(
+                        insert.position,
+                        "changelog-source",
+                        f"This query applies {words} to the upsert-kafka table {names}, a changelog whose updates "
+                        "and deletes Flink retracts before (ChangelogNormalize); Spark Structured Streaming cannot "
+                        "retract rows, so the result would count every version of a key. Only a projection of "
+                        "an upsert-kafka table is supported (SELECT columns FROM it, into an upsert-kafka or "
+                        "print table); read a topic of inserts ('connector' = 'kafka') to filter, join or "
+                        "aggregate.",
+                    )
+                    return
 
     def insert(self, insert: Insert) -> None:
         target = self.pipeline.table(insert.target)
@@ -301,6 +374,7 @@ class _Checker:
                 f"this query produces (an aggregate outside a window). Aggregate over a window TVF, or write to "
                 f"a sink that accepts updates: {', '.join(UPDATING_SINKS)}.",
             )
+        self.changelog_sources(insert)
         produced = self.output_columns(insert.query, insert.position)
         sink_cols: list[Column] = [c for c in target.columns if c.persisted]
         if insert.columns:
@@ -386,30 +460,6 @@ def _values_columns(values: exp.Values) -> dict[str, exp.DataType | None]:
     return {f"EXPR${i}": infer_type(e, {}) for i, e in enumerate(items)}
 
 
-def infer_type(expr: exp.Expr, columns: dict[str, exp.DataType | None]) -> exp.DataType | None:
-    """The Flink type of a projected expression where it is evident; None when unsure (then not checked)."""
-    if isinstance(expr, exp.Column):
-        for name, dt in columns.items():
-            if name.lower() == expr.name.lower():
-                return dt
-        return None
-    if isinstance(expr, (exp.Cast, exp.TryCast)):
-        return expr.to
-    if isinstance(expr, exp.Literal):
-        if expr.is_string:
-            return exp.DataType.build("STRING", dialect="flink")
-        return exp.DataType.build("DECIMAL" if "." in expr.name else "INT")
-    if isinstance(expr, exp.Boolean):
-        return exp.DataType.build("BOOLEAN")
-    if isinstance(expr, exp.Count):
-        return exp.DataType.build("BIGINT")
-    if isinstance(expr, (exp.Max, exp.Min)):
-        return infer_type(expr.this, columns)
-    if isinstance(expr, (exp.Paren, exp.Neg)):
-        return infer_type(expr.this, columns)
-    return None
-
-
 def _family(dt: exp.DataType) -> str:
     if dt.this in _NUMERIC_RANK:
         return "numeric"
@@ -472,6 +522,19 @@ def produces_updates(pipeline: Pipeline, query: exp.Query) -> bool:
                 seen.add(view.name.lower())
                 pending.append(view.query)
     return False
+
+
+def _views_read(pipeline: Pipeline, query: exp.Query) -> set[str]:
+    """The names (lower case) of the views a query reads, directly or through other views."""
+    found: set[str] = set()
+    pending: list[exp.Expr] = [query]
+    while pending:
+        for ref in pending.pop().find_all(exp.Table):
+            name = ref.name.lower()
+            if name in pipeline.views and name not in found:
+                found.add(name)
+                pending.append(pipeline.views[name].query)
+    return found
 
 
 def read_tables(pipeline: Pipeline, query: exp.Query) -> list[Table]:

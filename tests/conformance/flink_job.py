@@ -8,6 +8,7 @@ INSERT (or statement set) runs until its bounded sources end.
 
 from __future__ import annotations
 
+import re
 import sys
 
 from pyflink.table import EnvironmentSettings, TableEnvironment
@@ -45,6 +46,10 @@ def main() -> None:
     config.set("table.local-time-zone", "UTC")
     with open(script_path, encoding="utf-8") as script:
         for statement in statements(script.read()):
+            setting = re.fullmatch(r"SET\s+'([^']+)'\s*=\s*'([^']*)'", statement, re.IGNORECASE)
+            if setting:  # the SQL client's SET; a TableEnvironment takes it as configuration
+                config.set(setting.group(1), setting.group(2))
+                continue
             result = environment.execute_sql(statement)
             if statement.upper().startswith(("INSERT", "EXECUTE", "BEGIN")):
                 result.wait()

@@ -11,7 +11,9 @@ null; a line `{"topic": "dst", "partitions": 4}` sizes a topic instead. Every to
 * an upsert sink (`upsert-kafka`): the final table, value per key, deleted keys left out (Flink and Spark send
   different intermediate updates; the table they leave is what a reader sees).
 
-`cases/<name>.flink.json` holds what real Apache Flink wrote for the case (`make conformance-expected`).
+`cases/<name>.flink.json` holds what real Apache Flink wrote for the case (`make conformance-expected`). A case
+whose SQL has a line `-- refused: <words>` is one kafka-sql cannot run with Flink's result: its `validate` must
+refuse it, saying those words.
 """
 
 from __future__ import annotations
@@ -48,6 +50,17 @@ class Case:
         sizes = {e["topic"]: e["partitions"] for e in entries if "partitions" in e}
         records = [e for e in entries if "partitions" not in e]
         return cls(name, (CASES / f"{name}.sql").read_text(), records, sizes)
+
+    @property
+    def refused(self) -> str | None:
+        """What kafka-sql's refusal of this case says, or None when it must give Flink's output."""
+        found = re.search(r"^-- refused: (.+)$", self.sql, re.MULTILINE)
+        return found.group(1).strip() if found else None
+
+    @property
+    def description(self) -> str:
+        """The feature the case covers: its first comment line."""
+        return self.sql.splitlines()[0].removeprefix("--").strip()
 
     @property
     def topics(self) -> list[str]:
@@ -147,9 +160,10 @@ def read_topic(bootstrap: str, topic: str) -> list[list[Any]]:
                 message = consumer.poll(10)
                 if message is None:
                     raise TimeoutError(f"topic {topic} partition {partition}: {seen} of {high - low} records read")
-                if message.error():
+                offset = message.offset()
+                if message.error() or offset is None:
                     continue
-                seen = message.offset() - low + 1
+                seen = offset - low + 1
                 records.append([partition, _text(message.key()), _text(message.value())])
         return records
     finally:

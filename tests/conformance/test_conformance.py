@@ -2,7 +2,8 @@
 exactly what real Apache Flink wrote (cases/<name>.flink.json, recorded by `make conformance-expected`).
 
 A case Flink refused or failed must fail on kafka-sql too: refused by `run` before it starts, or failing while
-it runs (never a result where Flink has none).
+it runs (never a result where Flink has none). A case marked `-- refused:` is one kafka-sql cannot run with
+Flink's result: `validate` must refuse it with those words (never a different result).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+import table
 from harness import Case, case_names
 
 from connector.entrypoints import cli
@@ -20,11 +22,16 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 CASES = case_names()
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def test_every_case_has_flink_output() -> None:
     missing = [name for name in CASES if not Case.load(name).expected_path.exists()]
     assert not missing, f"run `make conformance-expected` for: {', '.join(missing)}"
+
+
+def test_readme_table_is_current() -> None:
+    assert table.render() in README.read_text(), "README's conformance table is stale: run tests/conformance/table.py"
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -37,6 +44,11 @@ def test_same_output_as_flink(
     pipeline = tmp_path / f"{name}.sql"
     pipeline.write_text(case.sql)
     args = [f"{key}={value}" for key, value in variables.items()]
+    if case.refused:
+        code = cli.main(["validate", str(pipeline), *(a for arg in args for a in ("--var", arg))])
+        captured = capsys.readouterr()
+        assert code != 0 and case.refused in captured.out + captured.err, captured.out + captured.err
+        return
     partitions = spark.conf.get("spark.sql.shuffle.partitions")
     try:
         code = cli.main(

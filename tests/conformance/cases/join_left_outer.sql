@@ -1,4 +1,5 @@
 -- A left outer join of two topics, then grouped by order: unmatched orders keep NULL names; the final table per order.
+-- refused: A regular LEFT JOIN of two streams is not supported
 CREATE TABLE orders (
   order_id INT,
   customer_id INT

@@ -12,7 +12,7 @@ CREATE TABLE src (
   arr ARRAY<INT>,
   m MAP<STRING, INT>,
   r ROW<x INT, y STRING>,
-  by BYTES
+  bin BYTES
 ) WITH (
   'connector' = 'kafka',
   'topic' = '{{ var("src") }}',
@@ -35,7 +35,7 @@ CREATE TABLE dst (
   arr ARRAY<INT>,
   m MAP<STRING, INT>,
   r ROW<x INT, y STRING>,
-  by BYTES
+  bin BYTES
 ) WITH (
   'connector' = 'kafka',
   'topic' = '{{ var("dst") }}',

@@ -1,4 +1,5 @@
--- Top-N: the two biggest amounts per category, as a final table in upsert-kafka.
+-- Top-N: the two biggest amounts per category, keyed by rank, as a final table in upsert-kafka.
+-- refused: OVER windows (ROW_NUMBER/RANK/aggregates OVER, as in Flink Top-N, deduplication
 CREATE TABLE src (
   category STRING,
   item STRING,
@@ -14,9 +15,10 @@ CREATE TABLE src (
 
 CREATE TABLE dst (
   category STRING,
+  rn BIGINT,
   item STRING,
   amount INT,
-  PRIMARY KEY (category, item) NOT ENFORCED
+  PRIMARY KEY (category, rn) NOT ENFORCED
 ) WITH (
   'connector' = 'upsert-kafka',
   'topic' = '{{ var("dst") }}',
@@ -25,6 +27,6 @@ CREATE TABLE dst (
   'value.format' = 'json'
 );
 
-INSERT INTO dst SELECT category, item, amount FROM (
+INSERT INTO dst SELECT category, rn, item, amount FROM (
   SELECT *, ROW_NUMBER() OVER (PARTITION BY category ORDER BY amount DESC) AS rn FROM src
 ) WHERE rn <= 2;

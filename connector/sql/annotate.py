@@ -1,0 +1,66 @@
+"""Flink types the transpiler needs where Spark would type an expression differently, marked on the query tree.
+
+The validator knows the columns' Flink types; the transpiler, which rewrites the tree later, does not. Where the
+result depends on them, the validator marks the node (`mark`) and the transpiler reads the mark
+(`connector.sql.functions`): an integer divided by an integer is an integer in Flink (10 / 4 = 2; Spark's `/` is
+DOUBLE), and a TIMESTAMP(p) cast to STRING shows p fractional digits (Spark drops trailing zeros).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sqlglot import exp
+
+INTEGER_DIVISION = "flink_integer_division"  # on an exp.Div: the Flink type of the quotient ('INT', 'BIGINT')
+TIMESTAMP_TEXT = "flink_timestamp_text"  # on a CAST to STRING: fractional digits of the TIMESTAMP(p) value
+
+_INTEGERS = {exp.DType.TINYINT: 1, exp.DType.SMALLINT: 2, exp.DType.INT: 3, exp.DType.BIGINT: 4}
+_TIMESTAMPS = {exp.DType.TIMESTAMP, exp.DType.TIMESTAMPNTZ, exp.DType.TIMESTAMPLTZ, exp.DType.TIMESTAMPTZ}
+_TEXT = {exp.DType.VARCHAR, exp.DType.CHAR, exp.DType.TEXT, exp.DType.NVARCHAR}
+
+
+def mark(nodes: Iterable[exp.Expr], columns: dict[str, exp.DataType | None]) -> None:
+    """Mark the divisions and casts among `nodes` (of one SELECT, whose FROM gives `columns`) whose Flink result
+    the transpiler cannot tell from the tree alone."""
+    for node in nodes:
+        if isinstance(node, exp.Div):
+            left, right = infer_type(node.this, columns), infer_type(node.expression, columns)
+            if left is not None and right is not None and left.this in _INTEGERS and right.this in _INTEGERS:
+                wider = max(left.this, right.this, key=lambda t: _INTEGERS[t])
+                node.meta[INTEGER_DIVISION] = exp.DataType.build(wider).sql(dialect="spark")
+        elif isinstance(node, exp.Cast) and not isinstance(node, exp.TryCast) and node.to.this in _TEXT:
+            source = infer_type(node.this, columns)
+            if source is not None and source.this in _TIMESTAMPS:
+                node.meta[TIMESTAMP_TEXT] = _precision(source)
+
+
+def _precision(dt: exp.DataType) -> int:
+    params = [p for p in dt.expressions if isinstance(p, exp.DataTypeParam)]
+    return int(params[0].name) if params and params[0].name.isdigit() else 6
+
+
+def infer_type(expr: exp.Expr, columns: dict[str, exp.DataType | None]) -> exp.DataType | None:
+    """The Flink type of a projected expression where it is evident; None when unsure (then not checked)."""
+    if isinstance(expr, exp.Column):
+        for name, dt in columns.items():
+            if name.lower() == expr.name.lower():
+                return dt
+        return None
+    if isinstance(expr, (exp.Cast, exp.TryCast)):
+        return expr.to
+    if isinstance(expr, exp.Literal):
+        if expr.is_string:
+            return exp.DataType.build("STRING", dialect="flink")
+        return exp.DataType.build("DECIMAL" if "." in expr.name else "INT")
+    if isinstance(expr, exp.Boolean):
+        return exp.DataType.build("BOOLEAN")
+    if isinstance(expr, exp.Count):
+        return exp.DataType.build("BIGINT")
+    if isinstance(expr, (exp.Max, exp.Min)):
+        return infer_type(expr.this, columns)
+    if isinstance(expr, (exp.Paren, exp.Neg)):
+        return infer_type(expr.this, columns)
+    return None
+
+
