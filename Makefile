@@ -42,7 +42,7 @@ $(FLINK_VENV)/.installed:
 
 conformance-expected: setup $(FLINK_VENV)/.installed
 	FLINK_PYTHON=$(abspath $(FLINK_VENV)/bin/python) $(BIN)/python tests/conformance/record_flink.py $(CASES)
-	$(BIN)/python tests/conformance/table.py > /dev/null
+	$(BIN)/python tests/conformance/table.py --readme
 
 bench: setup
 	$(BIN)/python bench/run_all.py

@@ -28,7 +28,7 @@ from sqlglot import exp
 from connector.sql import dialect
 from connector.sql.intervals import spark_duration, watermark_delay
 from connector.sql.rewriting import TranspileError
-from connector.sql.transpile import to_spark_sql, transpile
+from connector.sql.transpile import to_spark_query, to_spark_sql, transpile
 
 BID = [
     ("2020-04-15 08:05:00", "4.00", "C", "supplier1"),
@@ -709,7 +709,7 @@ def test_watermark_strategies_spark_cannot_express_are_rejected() -> None:
         ),
         (
             "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY id ORDER BY ts) AS rn FROM t) WHERE rn = 1",
-            "OVER windows",
+            "Deduplication is supported ordered by a processing-time attribute only",
             "ROW_NUMBER() OVER (PARTITION BY id ORDER BY ts)",
         ),
         ("SELECT SUM(DISTINCT x) FROM t", "SUM(DISTINCT", "SUM(DISTINCT x)"),
@@ -790,3 +790,32 @@ def test_batch_mode_keeps_over_windows_and_distinct_aggregates() -> None:
     flink_sql = "SELECT SUM(DISTINCT x), ROW_NUMBER() OVER (ORDER BY x) FROM t"
 
     assert spark_sql(flink_sql, streaming=False) == "SELECT SUM(DISTINCT x), ROW_NUMBER() OVER (ORDER BY x) FROM t"
+
+
+DEDUP = (
+    "SELECT id, v FROM (SELECT id, v, ROW_NUMBER() OVER (PARTITION BY id ORDER BY pt {order}) AS rn FROM src) {where}"
+)
+
+
+def test_deduplication_becomes_a_deduplicated_view() -> None:
+    query = to_spark_query(parse(DEDUP.format(order="ASC", where="WHERE rn = 1")), proctimes={"src": "pt"})
+
+    assert query.sql == "SELECT id, v FROM __dedup_1"
+    [deduplication] = query.deduplications
+    assert (deduplication.view, deduplication.sql, deduplication.keys) == ("__dedup_1", "SELECT id, v FROM src", ["id"])
+
+
+@pytest.mark.parametrize(
+    ("order", "where", "proctimes", "message"),
+    [
+        ("DESC", "WHERE rn = 1", {"src": "pt"}, "keeping the last row (ORDER BY proctime DESC) is not supported"),
+        ("ASC", "WHERE rn = 1", {}, "ordered by a processing-time attribute only"),
+        ("ASC", "WHERE rn <= 3", {"src": "pt"}, "Top-N (ROW_NUMBER() ... <= N with N > 1"),
+    ],
+    ids=["last-row", "event-time", "top-n"],
+)
+def test_rankings_spark_cannot_run_are_refused(
+    order: str, where: str, proctimes: dict[str, str], message: str
+) -> None:
+    with pytest.raises(TranspileError, match=re.escape(message)):
+        to_spark_query(parse(DEDUP.format(order=order, where=where)), proctimes=proctimes)

@@ -342,6 +342,35 @@ CASES = [
         ("Flink cannot cast BIGINT to TIMESTAMP(3)", "TO_TIMESTAMP_LTZ(value, precision)"),
     ),
     Case(
+        "row-field-unknown",
+        kafka(columns="id BIGINT, amount DOUBLE, info ROW<name STRING, age INT>")
+        + PRINT
+        + f"INSERT INTO out SELECT id, info.age FROM orders WHERE {MARK}orders.info.nam = 'x';\n",
+        "unknown-column",
+        ("Field 'nam' not found in ROW column 'info'", "Did you mean 'name'?", "Fields: name, age."),
+    ),
+    Case(
+        "aggregate-over-upsert-kafka-source",
+        kafka(
+            columns="id BIGINT, amount DOUBLE, PRIMARY KEY (id) NOT ENFORCED",
+            options=("'topic' = 'orders'", "'key.format' = 'json'", "'value.format' = 'json'"),
+            connector="upsert-kafka",
+        )
+        + PRINT
+        + f"INSERT INTO {MARK}out SELECT id, SUM(amount) FROM orders GROUP BY id;\n",
+        "changelog-source",
+        ("applies a GROUP BY to the upsert-kafka table 'orders'", "cannot retract rows"),
+    ),
+    Case(
+        "regular-outer-join-of-streams",
+        kafka()
+        + kafka(name="customers", columns="cid BIGINT, name STRING")
+        + PRINT
+        + f"INSERT INTO {MARK}out SELECT o.id, o.amount FROM orders AS o LEFT JOIN customers AS c ON o.id = c.cid;\n",
+        "unsupported",
+        ("A regular LEFT JOIN of two streams is not supported", "interval joins"),
+    ),
+    Case(
         "drop-unknown-table",
         kafka() + f"DROP TABLE {MARK}ordrs;\n",
         "unknown-table",

@@ -69,6 +69,8 @@ def explain(pipeline: Pipeline, default_name: str) -> dict[str, Any]:
     queries = []
     for q in plan.queries:
         doc = {**q.to_json(), "spark_sql": mask_sql(q.spark_sql)}
+        for deduplication in doc.get("deduplications", []):
+            deduplication["spark_sql"] = mask_sql(deduplication["spark_sql"])
         gate = _gate(pipeline, q)
         if gate is not None:
             doc["quality_gate"] = gate
@@ -135,6 +137,8 @@ def render_text(doc: dict[str, Any]) -> str:
                     lines.append(f"    {key}: {s[key]}")
         trigger = "available-now" if q["trigger"].get("availableNow") else f"every {q['trigger']['processingTime']}"
         lines.append(f"  output mode: {q['output_mode']}; trigger: {trigger}; checkpoint: <root>/{q['checkpoint']}")
+        for d in q.get("deduplications", []):
+            lines.append(f"  deduplicated view {d['view']} (first row per {', '.join(d['keys'])}): {d['spark_sql']}")
         lines.append(f"  spark sql: {q['spark_sql']}")
     lines += doc["warnings"]
     return "\n".join(lines)

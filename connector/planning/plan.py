@@ -22,10 +22,11 @@ from connector.options.types import parse_duration
 from connector.secrets import mask_options
 from connector.sql import validation
 from connector.sql.catalog import Insert, Pipeline, Table
+from connector.sql.deduplication import Deduplication
 from connector.sql.intervals import watermark_delay
 from connector.sql.rewriting import TranspileError
 from connector.sql.statements import table_option_hints
-from connector.sql.transpile import to_spark_sql
+from connector.sql.transpile import to_spark_query, to_spark_sql
 
 # SET keys with a Spark meaning; every other key is reported once as ignored.
 SPARK_SETTINGS = {
@@ -67,6 +68,7 @@ class QueryPlan:
     spark_sql: str
     output_mode: str
     trigger: dict[str, Any]
+    deduplications: list[Deduplication] = field(default_factory=list)  # views the SQL reads, defined first
 
     @property
     def bounded(self) -> bool:
@@ -93,6 +95,11 @@ class QueryPlan:
             "row_limit": self.row_limit,
             "checkpoint": self.checkpoint,
             "spark_sql": self.spark_sql,
+            **(
+                {"deduplications": [{"view": d.view, "keys": d.keys, "spark_sql": d.sql} for d in self.deduplications]}
+                if self.deduplications
+                else {}
+            ),
         }
 
 
@@ -118,6 +125,15 @@ def sink_behaviour(table: Table) -> dict[str, str]:
     if factory is None or factory.describe_sink is None:
         return {}
     return factory.describe_sink(table, registry.resolve(table))
+
+
+def _proctime_columns(table: Table) -> list[str]:
+    """The table's processing-time attributes: computed columns `AS PROCTIME()`."""
+    return [
+        c.name
+        for c in table.columns
+        if isinstance(c.expression, exp.Anonymous) and c.expression.name.upper() == "PROCTIME"
+    ]
 
 
 def _view_name(table: str, ordinal: int) -> str:
@@ -181,6 +197,7 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
         )
 
     watermarks = {t.name: t.watermark.column for t in pipeline.tables.values() if t.watermark}
+    proctimes = {t.name: c for t in pipeline.tables.values() for c in _proctime_columns(t)}
     views: list[tuple[str, str]] = []
     for view in pipeline.views.values():
         try:
@@ -219,8 +236,10 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
                 plans[(table.name.lower(), ())] = source_plan(table, {}, table.name, query_name)
         query_watermarks = dict(watermarks)
         query_watermarks.update((p.view, p.table.watermark.column) for p in plans.values() if p.table.watermark)
+        query_proctimes = dict(proctimes)
+        query_proctimes.update((p.view, c) for p in plans.values() for c in _proctime_columns(p.table))
         try:
-            spark_sql = to_spark_sql(query, watermarks=query_watermarks)
+            spark = to_spark_query(query, watermarks=query_watermarks, proctimes=query_proctimes)
         except TranspileError as err:
             diagnostics.append(Diagnostic.at(insert.position, "unsupported", err.message))
             continue
@@ -233,9 +252,10 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
                 checkpoint=f"{_safe(name)}/{_safe(sink.name)}{suffix}",
                 sink=sink,
                 sources=list(plans.values()),
-                spark_sql=spark_sql,
+                spark_sql=spark.sql,
                 output_mode="update" if updating else "append",
                 trigger=query_trigger,
+                deduplications=spark.deduplications,
             )
         )
     for table in pipeline.tables.values():

@@ -204,6 +204,9 @@ def start_query(
     with flink_arithmetic(spark):  # views capture the settings they are created with
         for name, view_sql in plan.views:
             spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW `{name}` AS {view_sql}")
+        for deduplication in query.deduplications:  # Flink's first row per key: Spark's dropDuplicates
+            rows = spark.sql(deduplication.sql).dropDuplicates(deduplication.keys)
+            rows.createOrReplaceTempView(deduplication.view)
         frame = _align(spark.sql(sql), query.sink, query.insert.columns, PROVENANCE if gate else ())
     if gate is not None:
         frame = gate.prepare(frame)

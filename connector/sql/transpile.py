@@ -8,6 +8,8 @@ than renaming:
 * `CROSS JOIN UNNEST(arr) AS t(x)` -> `LATERAL VIEW explode(arr) t AS x`; with two or more column names
   the array is taken to hold rows -> `inline(arr)` (a MAP cannot be told apart without types: unnest
   `MAP_ENTRIES(m)` instead); `LEFT JOIN UNNEST(...) ON TRUE` -> `LATERAL VIEW OUTER`.
+* Deduplication (`ROW_NUMBER() OVER (PARTITION BY k ORDER BY proctime) = 1` in a subquery) is cut out into a
+  view the engine defines with `dropDuplicates` (see `connector.sql.deduplication` and `to_spark_query`).
 * Built-ins whose Spark namesake differs and CASTs to Flink types (see `connector.sql.functions`), plural
   interval units (see `connector.sql.intervals`), 1-based array subscripts, and catalog-qualified table
   names (Spark sees the temporary view registered under the bare table name).
@@ -19,14 +21,38 @@ node of the caller's tree (it keeps its position), so the validator can point at
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from sqlglot import exp
 
+from connector.sql.deduplication import Deduplication, extract
 from connector.sql.dialect import Flink
 from connector.sql.functions import spark_cast, spark_function
 from connector.sql.intervals import spark_interval
 from connector.sql.rewriting import TranspileError, call_name, fn
 from connector.sql.windows import rewrite_group_windows, rewrite_window_tvfs
+
+
+@dataclass
+class SparkQuery:
+    """A Flink query as Spark SQL, with the deduplicated views the SQL reads (defined before it runs)."""
+
+    sql: str
+    deduplications: list[Deduplication] = field(default_factory=list)
+
+
+def to_spark_query(
+    query: exp.Query,
+    *,
+    watermarks: Mapping[str, str] | None = None,
+    proctimes: Mapping[str, str] | None = None,
+    streaming: bool = True,
+) -> SparkQuery:
+    """Spark SQL computing what the Flink `query` computes (see `transpile`); `proctimes` maps a table or view
+    name to its processing-time attribute, which deduplication orders by."""
+    rewriter = _Rewriter(_lower(watermarks), streaming, _lower(proctimes))
+    sql = rewriter.query(query).sql(dialect="spark")
+    return SparkQuery(sql, rewriter.deduplications)
 
 
 def to_spark_sql(query: exp.Query, *, watermarks: Mapping[str, str] | None = None, streaming: bool = True) -> str:
@@ -42,8 +68,12 @@ def transpile(query: exp.Query, *, watermarks: Mapping[str, str] | None = None, 
     `streaming` rejects what Spark Structured Streaming cannot run (OVER windows, DISTINCT aggregates other
     than COUNT) and rewrites COUNT(DISTINCT x), which Spark streams only as size(collect_set(x)).
     """
-    rewriter = _Rewriter({k.lower(): v.lower() for k, v in (watermarks or {}).items()}, streaming)
+    rewriter = _Rewriter(_lower(watermarks), streaming, {})
     return rewriter.query(query)
+
+
+def _lower(names: Mapping[str, str] | None) -> dict[str, str]:
+    return {k.lower(): v.lower() for k, v in (names or {}).items()}
 
 
 def _bottom_up(tree: exp.Expr, fun: Callable[[exp.Expr], exp.Expr]) -> exp.Expr:
@@ -63,14 +93,25 @@ def _bottom_up(tree: exp.Expr, fun: Callable[[exp.Expr], exp.Expr]) -> exp.Expr:
 class _Rewriter:
     """One transpilation: the watermarked columns by relation and whether the query streams."""
 
-    def __init__(self, watermarks: dict[str, str], streaming: bool) -> None:
+    def __init__(self, watermarks: dict[str, str], streaming: bool, proctimes: dict[str, str]) -> None:
         self.watermarks = watermarks
         self.streaming = streaming
+        self.proctimes = proctimes
+        self.deduplications: list[Deduplication] = []
         self.flink = Flink()
 
     def query(self, query: exp.Query) -> exp.Query:
-        self.reject_unsupported(query)
         tree = query.copy()
+        found: list[Deduplication] = []
+        if self.streaming:
+            for select in list(tree.find_all(exp.Select)):
+                deduplication = extract(select, self.proctimes, len(self.deduplications) + len(found) + 1)
+                if deduplication is not None:
+                    found.append(deduplication)
+        self.reject_unsupported(tree)
+        for deduplication in found:
+            deduplication.sql = self.query(deduplication.select).sql(dialect="spark")
+        self.deduplications.extend(found)
         for select in reversed(list(tree.find_all(exp.Select))):
             rewrite_window_tvfs(select, self.watermarks)
             rewrite_group_windows(select, self.watermarks)

@@ -1,5 +1,4 @@
 -- Deduplication: the first row per key by processing time (ROW_NUMBER() ... = 1).
--- refused: OVER windows (ROW_NUMBER/RANK/aggregates OVER, as in Flink Top-N, deduplication
 CREATE TABLE src (
   id INT,
   v STRING,

@@ -1,0 +1,103 @@
+"""Flink's deduplication, `ROW_NUMBER() OVER (PARTITION BY keys ORDER BY proctime) = 1`, on Spark.
+
+Flink keeps the first row of each key in processing order and emits it once (an append-only result; state per
+key, kept as long as Flink's state TTL, forever by default). Spark's `dropDuplicates(keys)` on a stream does
+exactly that, but has no SQL form: the transpiler cuts the ranked subquery out of the query (`extract`), the
+query reads it as a view, and the engine defines the view as the subquery's rows with `dropDuplicates(keys)`.
+
+Other uses of ROW_NUMBER are refused with the reason: ORDER BY ... DESC (the last row, which updates its key),
+ordering by event time (Flink orders by the rowtime, Spark only keeps the first arrival), and Top-N (rank > 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from connector.sql.rewriting import TranspileError
+
+
+@dataclass
+class Deduplication:
+    """The rows of `select`, the first per `keys` in processing order, read by the query as view `view`."""
+
+    view: str
+    select: exp.Select
+    keys: list[str]
+    sql: str = ""  # the select as Spark SQL, once transpiled
+
+
+def extract(outer: exp.Select, proctimes: dict[str, str], number: int) -> Deduplication | None:
+    """Cut the deduplicating subquery out of `outer` (a SELECT ... FROM (ranked subquery) WHERE rn = 1), which
+    then reads view `__dedup_<number>`; None when `outer` is no such query. Raises TranspileError for a ranking
+    Flink runs that Spark cannot."""
+    from_ = outer.args.get("from_")
+    subquery = from_.this if from_ is not None else None
+    if not isinstance(subquery, exp.Subquery) or not isinstance(subquery.this, exp.Select):
+        return None
+    inner = subquery.this
+    ranked = [s for s in inner.selects if isinstance(s, exp.Alias) and isinstance(s.this, exp.Window)]
+    if len(ranked) != 1 or not isinstance(ranked[0].this.this, exp.RowNumber):
+        return None
+    rank, window = ranked[0].alias, ranked[0].this
+    first_only = _first_only(outer.args.get("where"), rank)
+    if first_only is None:
+        raise TranspileError(
+            "Top-N (ROW_NUMBER() ... <= N with N > 1, or another filter on the rank) is not supported: it updates "
+            "and retracts ranks, which Spark Structured Streaming cannot do. Deduplication (rank = 1, ordered by a "
+            "processing-time attribute) is supported.",
+            window,
+        )
+    order = window.args.get("order")
+    orderings = order.expressions if isinstance(order, exp.Order) else []
+    ordered = orderings[0].this if len(orderings) == 1 else None
+    if not isinstance(ordered, exp.Column) or ordered.name.lower() not in {p.lower() for p in proctimes.values()}:
+        raise TranspileError(
+            "Deduplication is supported ordered by a processing-time attribute only (ORDER BY proctime ASC, a "
+            "column declared AS PROCTIME()): Spark keeps the first row to arrive; ordering by event time or by "
+            "another column is not supported.",
+            window,
+        )
+    if orderings[0].args.get("desc"):
+        raise TranspileError(
+            "Deduplication keeping the last row (ORDER BY proctime DESC) is not supported: it updates the row of "
+            "its key, which Spark Structured Streaming cannot do; keep the first row (ASC).",
+            window,
+        )
+    partition = window.args.get("partition_by") or []
+    outputs = {s.alias_or_name.lower() for s in inner.selects}
+    if not partition or not all(isinstance(p, exp.Column) and p.name.lower() in outputs for p in partition):
+        raise TranspileError("Deduplication needs PARTITION BY columns the subquery also selects.", window)
+    view = f"__dedup_{number}"
+    ranked[0].pop()
+    for column in list(outer.find_all(exp.Column)):
+        if column.name.lower() == rank.lower() and not column.table:
+            column.replace(exp.Literal.number(1))
+    outer.set("where", None if first_only is True else first_only)
+    subquery.replace(exp.Table(this=exp.to_identifier(view), alias=subquery.args.get("alias")))
+    return Deduplication(view, inner, [p.name for p in partition])
+
+
+def _first_only(where: exp.Where | None, rank: str) -> exp.Where | bool | None:
+    """The WHERE left once `rank = 1` (or <= 1, < 2) is taken out (True: nothing left); None when the rank is not
+    restricted to 1."""
+    if where is None:
+        return None
+    conditions = list(where.this.flatten()) if isinstance(where.this, exp.And) else [where.this]
+    kept = [c for c in conditions if not _is_first(c, rank)]
+    if len(kept) == len(conditions):
+        return None
+    if not kept:
+        return True
+    return exp.Where(this=exp.and_(*kept))
+
+
+def _is_first(condition: exp.Expr, rank: str) -> bool:
+    if not isinstance(condition, (exp.EQ, exp.LTE, exp.LT)):
+        return False
+    column, bound = condition.this, condition.expression
+    if not (isinstance(column, exp.Column) and column.name.lower() == rank.lower() and isinstance(bound, exp.Literal)):
+        return False
+    limit = {exp.EQ: "1", exp.LTE: "1", exp.LT: "2"}[type(condition)]
+    return bound.name == limit
