@@ -104,6 +104,9 @@ _CSV_TEXT = TextRules(
 )
 
 
+_UNSET_NULL_VALUE = "\u0000\u0001"  # a text no CSV field holds
+
+
 def _csv_spark_options(fmt: PayloadFormat) -> dict[str, str]:
     """Spark CSV options for Flink's: RFC 4180 quote doubling unless an escape character is set."""
     quote = "\u0000" if fmt.options.get("disable-quote-character") else str(fmt.options.get("quote-character", '"'))
@@ -113,9 +116,7 @@ def _csv_spark_options(fmt: PayloadFormat) -> dict[str, str]:
         "escape": str(fmt.options.get("escape-character") or quote),
         "emptyValue": "",
     }
-    null_literal = fmt.options.get("null-literal")
-    if null_literal is not None:
-        spark_options["nullValue"] = str(null_literal)
+    spark_options["nullValue"] = _UNSET_NULL_VALUE  # the null literal is matched after parsing (see _csv_decode)
     return spark_options
 
 
@@ -136,11 +137,15 @@ def _csv_decode(payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decod
     delimiter = str(fmt.options.get("array-element-delimiter", ";"))
     values: dict[str, Column] = {}
     problems: list[Column] = []
-    no_null_literal = fmt.options.get("null-literal") is None
+    null_literal = fmt.options.get("null-literal")
+    corrupt = parsed.getField(CORRUPT).isNotNull()
     for f in fmt.fields:
-        raw = parsed.getField(f.name)
-        if no_null_literal and not isinstance(f.data_type, ArrayType):
-            raw = F.coalesce(raw, F.lit(""))  # Flink reads an empty field as '' (false for BOOLEAN, a number fails)
+        # Spark reads an empty unquoted field as NULL (the null value it is told, a text no field holds); Flink
+        # as '' (false for BOOLEAN, an empty ARRAY, a failure for a number); only the null literal is NULL.
+        parsed_field = parsed.getField(f.name)
+        raw = F.when(corrupt, parsed_field).otherwise(F.coalesce(parsed_field, F.lit("")))
+        if null_literal is not None:
+            raw = F.when(raw != F.lit(str(null_literal)), raw)
         if isinstance(f.data_type, ArrayType):
             value, error = _csv_array(raw, f.data_type, delimiter)
         else:
@@ -149,7 +154,6 @@ def _csv_decode(payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decod
         problems.append(field_problem(f, error, raw))
     if fmt.ignore_parse_errors:
         return Decoded(stage, values, absent, F.lit(False), F.lit(None).cast(StringType()))
-    corrupt = parsed.getField(CORRUPT).isNotNull()
     count = len(fmt.fields)
     problem = (
         F.when(absent, F.lit(None).cast(StringType()))
@@ -160,7 +164,9 @@ def _csv_decode(payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decod
 
 
 def _csv_array(raw: Column, data_type: ArrayType, delimiter: str) -> tuple[Column, Column]:
-    elements = F.split(raw, _regex_literal(delimiter))
+    elements = F.when(raw == F.lit(""), F.array().cast(ArrayType(StringType()))).otherwise(
+        F.split(raw, _regex_literal(delimiter))
+    )
     element_type = data_type.elementType
     value = F.transform(elements, lambda e: from_text(e, element_type, _CSV_TEXT)[0])
     bad = F.exists(elements, lambda e: from_text(e, element_type, _CSV_TEXT)[1])

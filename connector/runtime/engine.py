@@ -163,7 +163,11 @@ def _fractional_seconds(value: Column, data_type: exp.DataType) -> Column:
 # errors); an integer literal in DECIMAL arithmetic is a DECIMAL(10, 0), as Flink types it, not the narrowest
 # DECIMAL that holds it (DECIMAL(10, 2) / 3 keeps Flink's scale 13). Text that does not convert still fails the
 # query in CAST, as in Flink (`connector.sql.functions.spark_cast`).
-_FLINK_ARITHMETIC = {"spark.sql.ansi.enabled": "false", "spark.sql.legacy.literal.pickMinimumPrecision": "false"}
+_FLINK_ARITHMETIC = {
+    "spark.sql.ansi.enabled": "false",
+    "spark.sql.legacy.literal.pickMinimumPrecision": "false",
+    "spark.sql.legacy.sizeOfNull": "false",  # CARDINALITY(NULL) is NULL, not -1
+}
 
 
 @contextlib.contextmanager

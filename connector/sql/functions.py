@@ -334,6 +334,31 @@ def _similar_to(node: exp.Expr) -> exp.Expr:
     return exp.RegexpLike(this=node.this.copy(), expression=exp.Literal.string(f"^(?:{translated})$"))
 
 
+def _java_math(method: str, *args: exp.Expr) -> exp.Expr:
+    """`java.lang.Math.<method>` of DOUBLE arguments. Flink calls Math, whose results may differ in the last digit
+    from StrictMath, which Spark's own functions call (Math.exp(1) = 2.718281828459045, StrictMath's ...455)."""
+    doubles = [exp.Cast(this=a.copy(), to=exp.DataType.build("DOUBLE")) for a in args]
+    called = fn("reflect", exp.Literal.string("java.lang.Math"), exp.Literal.string(method), *doubles)
+    any_null = exp.or_(*[exp.Is(this=a.copy(), expression=exp.Null()) for a in args])  # reflect refuses NULL
+    return exp.Case(
+        ifs=[exp.If(this=any_null, true=exp.Null())], default=exp.Cast(this=called, to=exp.DataType.build("DOUBLE"))
+    )
+
+
+def _math(method: str) -> Callable[[exp.Expr], exp.Expr]:
+    return lambda node: _java_math(method, node.this, *([node.expression] if node.args.get("expression") else []))
+
+
+def _log(node: exp.Expr) -> exp.Expr:
+    """LOG10(x) is Math.log10; LOG2(x) and LOG(b, x) are Math.log(x) / Math.log(b), as Flink computes them."""
+    base, value = node.this, node.expression
+    if value is None:
+        return _java_math("log", base)
+    if isinstance(base, exp.Literal) and base.name == "10":
+        return _java_math("log10", value)
+    return exp.Div(this=_java_math("log", value), expression=_java_math("log", base))
+
+
 def _current_timestamp(node: exp.Expr) -> exp.Expr:
     return exp.CurrentTimestamp()
 
@@ -374,5 +399,17 @@ _NODES: dict[type[exp.Expr], Callable[[exp.Expr], exp.Expr]] = {
     exp.Initcap: _initcap,
     exp.StrToUnix: _unix_timestamp,
     exp.Div: _division,
+    exp.Exp: _math("exp"),
+    exp.Ln: _math("log"),
+    exp.Log: _log,
+    exp.Pow: _math("pow"),
+    exp.Sin: _math("sin"),
+    exp.Cos: _math("cos"),
+    exp.Tan: _math("tan"),
+    exp.Asin: _math("asin"),
+    exp.Acos: _math("acos"),
+    exp.Atan: _math("atan"),
+    exp.Cbrt: _math("cbrt"),
+    exp.Week: lambda node: fn("weekofyear", node.this),
     exp.SimilarTo: _similar_to,
 }
