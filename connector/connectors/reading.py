@@ -36,12 +36,12 @@ from pyspark.sql.types import (
 
 from connector.connectors import registry
 from connector.diagnostics import Diagnostic, PipelineError
+from connector.sql.catalog import DELETED_COLUMN, ColumnKind, Table
 from connector.sql.catalog import Column as TableColumn
-from connector.sql.catalog import ColumnKind, Table
 from connector.sql.types import spark_type
 
 T = TypeVar("T")
-TOPIC, PARTITION, OFFSET, DELETED = "__topic", "__partition", "__offset", "__deleted"
+TOPIC, PARTITION, OFFSET, DELETED = "__topic", "__partition", "__offset", DELETED_COLUMN
 HIDDEN_COLUMNS = (TOPIC, PARTITION, OFFSET, DELETED)
 KEY_PROBLEM, VALUE_PROBLEM, MALFORMED, KEEP = "__key_problem", "__value_problem", "__malformed", "__keep"
 HIDDEN_RAW_KEY, HIDDEN_RAW_VALUE = "__raw_key", "__raw_value"

@@ -21,7 +21,7 @@ from connector.options.factory import SourceBehaviour
 from connector.options.types import parse_duration
 from connector.secrets import mask_options
 from connector.sql import validation
-from connector.sql.catalog import Insert, Pipeline, Table
+from connector.sql.catalog import DELETED_COLUMN, Insert, Pipeline, Table
 from connector.sql.deduplication import Deduplication
 from connector.sql.intervals import watermark_delay
 from connector.sql.rewriting import TranspileError
@@ -236,6 +236,10 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
                 plans[(table.name.lower(), ())] = source_plan(table, {}, table.name, query_name)
         query_watermarks = dict(watermarks)
         query_watermarks.update((p.view, p.table.watermark.column) for p in plans.values() if p.table.watermark)
+        changelog = any(p.table.connector == "upsert-kafka" for p in plans.values())
+        if changelog and isinstance(query, exp.Select) and not any(isinstance(s, exp.Star) for s in query.selects):
+            # A projection of a changelog (validation allows no more): tombstones stay deletes of their key.
+            query = query.select(exp.column(DELETED_COLUMN), copy=False)
         query_proctimes = dict(proctimes)
         query_proctimes.update((p.view, c) for p in plans.values() for c in _proctime_columns(p.table))
         try:

@@ -16,6 +16,11 @@ if TYPE_CHECKING:  # annotations only: the Kafka source imports this module, and
     from sqlglot import exp
 
 
+# The hidden column of an upsert-kafka table's rows that marks a tombstone (a DELETE of the row's key); it travels
+# from the source (`connector.connectors.reading`) through a projection to an upsert sink.
+DELETED_COLUMN = "__deleted"
+
+
 class ColumnKind(Enum):
     PHYSICAL = "physical"
     METADATA = "metadata"

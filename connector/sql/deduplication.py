@@ -79,6 +79,30 @@ def extract(outer: exp.Select, proctimes: dict[str, str], number: int) -> Dedupl
     return Deduplication(view, inner, [p.name for p in partition])
 
 
+def extract_distinct(select: exp.Select, number: int) -> Deduplication | None:
+    """`SELECT DISTINCT ...` of a stream: Flink emits each distinct row once, when first seen (an append-only
+    result); Spark's streaming DISTINCT is an aggregation, which cannot append. `select` then reads view
+    `__dedup_<number>`, its rows without DISTINCT, deduplicated on every column."""
+    if not select.args.get("distinct") or select.args.get("group") or any(s.find(exp.AggFunc) for s in select.selects):
+        return None
+    inner = select.copy()
+    inner.set("distinct", None)
+    names: list[str] = []
+    for index, projection in enumerate(inner.selects):
+        name = projection.alias_or_name or f"_c{index}"
+        if not isinstance(projection, (exp.Alias, exp.Column)) or isinstance(projection.this, exp.Star):
+            projection.replace(exp.alias_(projection.copy(), name))
+        names.append(name)
+    if len({n.lower() for n in names}) != len(names) or "*" in names:
+        return None
+    view = f"__dedup_{number}"
+    for key in [k for k in select.args if k not in ("expressions", "from_")]:
+        select.set(key, None)
+    select.set("expressions", [exp.column(n, quoted=True) for n in names])
+    select.set("from_", exp.From(this=exp.Table(this=exp.to_identifier(view))))
+    return Deduplication(view, inner, names)
+
+
 def _first_only(where: exp.Where | None, rank: str) -> exp.Where | bool | None:
     """The WHERE left once `rank = 1` (or <= 1, < 2) is taken out (True: nothing left); None when the rank is not
     restricted to 1."""

@@ -359,6 +359,23 @@ def _log(node: exp.Expr) -> exp.Expr:
     return exp.Div(this=_java_math("log", value), expression=_java_math("log", base))
 
 
+def _substring(node: exp.Expr) -> exp.Expr:
+    """Flink's SUBSTRING: a start before the beginning of the text (-3 of 'ab') is '' and a negative length
+    NULL; Spark starts at the beginning and gives ''."""
+    start, length = node.args.get("start"), node.args.get("length")
+    checks: list[exp.If] = []
+    if length is not None and not (isinstance(length, exp.Literal) and not length.name.startswith("-")):
+        negative = exp.LT(this=length.copy(), expression=exp.Literal.number(0))
+        checks.append(exp.If(this=negative, true=exp.Null()))
+    if start is not None and not (isinstance(start, exp.Literal) and not start.name.startswith("-")):
+        before = exp.LT(
+            this=exp.Add(this=fn("char_length", node.this.copy()), expression=start.copy()),
+            expression=exp.Literal.number(0),
+        )
+        checks.append(exp.If(this=before, true=exp.Literal.string("")))
+    return exp.Case(ifs=checks, default=node.copy()) if checks else node
+
+
 def _current_timestamp(node: exp.Expr) -> exp.Expr:
     return exp.CurrentTimestamp()
 
@@ -411,5 +428,6 @@ _NODES: dict[type[exp.Expr], Callable[[exp.Expr], exp.Expr]] = {
     exp.Atan: _math("atan"),
     exp.Cbrt: _math("cbrt"),
     exp.Week: lambda node: fn("weekofyear", node.this),
+    exp.Substring: _substring,
     exp.SimilarTo: _similar_to,
 }

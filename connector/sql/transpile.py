@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from connector.sql.deduplication import Deduplication, extract
+from connector.sql.deduplication import Deduplication, extract, extract_distinct
 from connector.sql.dialect import Flink
 from connector.sql.functions import spark_cast, spark_function
 from connector.sql.intervals import spark_interval
@@ -105,7 +105,8 @@ class _Rewriter:
         found: list[Deduplication] = []
         if self.streaming:
             for select in list(tree.find_all(exp.Select)):
-                deduplication = extract(select, self.proctimes, len(self.deduplications) + len(found) + 1)
+                number = len(self.deduplications) + len(found) + 1
+                deduplication = extract(select, self.proctimes, number) or extract_distinct(select, number)
                 if deduplication is not None:
                     found.append(deduplication)
         self.reject_unsupported(tree)
