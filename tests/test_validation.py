@@ -371,6 +371,12 @@ CASES = [
         ("A regular LEFT JOIN of two streams is not supported", "interval joins"),
     ),
     Case(
+        "create-catalog",
+        f"{MARK}CREATE CATALOG lake WITH ('type' = 'iceberg', 'warehouse' = '/tmp/lake');\n" + kafka() + PRINT + READ,
+        "unsupported",
+        ("CREATE CATALOG is not supported", "declare each table with CREATE TABLE"),
+    ),
+    Case(
         "drop-unknown-table",
         kafka() + f"DROP TABLE {MARK}ordrs;\n",
         "unknown-table",

@@ -84,6 +84,17 @@ class _Loader:
             if kind == "VIEW":
                 self.create_view(node, where)
                 return
+            if kind == "CATALOG":
+                self.diagnostics.append(
+                    Diagnostic.at(
+                        where,
+                        "unsupported",
+                        "CREATE CATALOG is not supported: kafka-sql keeps a pipeline's tables in its own in-memory "
+                        "catalog (Flink's default_catalog); declare each table with CREATE TABLE ... WITH "
+                        "('connector' = ...) instead.",
+                    )
+                )
+                return
         if isinstance(node, exp.Insert):
             self.insert(node, where, None)
             return

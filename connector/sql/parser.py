@@ -202,6 +202,14 @@ class FlinkParser(FlinkSchemaParser):
         return super()._parse_statement()
 
     def _parse_create(self) -> exp.Create | exp.Command:
+        if self._curr and self._curr.text.upper() == "CATALOG":  # parsed so that the loader can say why not
+            self._advance()
+            exists = self._parse_exists(not_=True)
+            name = self._parse_id_var()
+            if name is None:
+                self.raise_error("Expected the catalog's name")
+            properties = self._parse_properties()
+            return self.expression(exp.Create(this=name, kind="CATALOG", exists=exists, properties=properties))
         create = super()._parse_create()
         if create.args.get("kind") == "VIEW" and not create.expression:
             self.raise_error("Expected AS followed by the view's query")
