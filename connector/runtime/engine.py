@@ -35,7 +35,7 @@ from connector.quality.provenance import PROVENANCE, provenance_view, with_prove
 from connector.sql.catalog import ColumnKind, Pipeline, Table
 from connector.sql.intervals import watermark_delay
 from connector.sql.transpile import to_spark_sql
-from connector.sql.types import spark_type
+from connector.sql.types import spark_type, timestamp_precision
 
 log = logging.getLogger(__name__)
 
@@ -146,12 +146,8 @@ def _align(frame: DataFrame, sink: Table, columns: list[str] | None, keep: Seque
 def _fractional_seconds(value: Column, data_type: exp.DataType) -> Column:
     """A TIMESTAMP(p) / TIMESTAMP_LTZ(p) value cut to p fractional digits (Spark keeps 6): Flink writes a
     TIMESTAMP(3) column's value with milliseconds, e.g. `window_time` (window_end - 1 microsecond here)."""
-    kinds = exp.DataType.Type
-    if data_type.this not in (kinds.TIMESTAMP, kinds.TIMESTAMPNTZ, kinds.TIMESTAMPLTZ, kinds.TIMESTAMPTZ):
-        return value
-    params = [p for p in data_type.expressions if isinstance(p, exp.DataTypeParam)]
-    precision = int(params[0].name) if params and params[0].name.isdigit() else 6
-    if precision >= 6:
+    precision = timestamp_precision(data_type)
+    if precision is None or precision >= 6:
         return value
     unit = 10 ** (6 - precision)
     micros = F.pmod((F.date_part(F.lit("SECOND"), value) * 1_000_000).cast("bigint"), F.lit(unit))

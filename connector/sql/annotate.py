@@ -12,11 +12,12 @@ from collections.abc import Iterable
 
 from sqlglot import exp
 
+from connector.sql.types import timestamp_precision
+
 INTEGER_DIVISION = "flink_integer_division"  # on an exp.Div: the Flink type of the quotient ('INT', 'BIGINT')
 TIMESTAMP_TEXT = "flink_timestamp_text"  # on a CAST to STRING: fractional digits of the TIMESTAMP(p) value
 
 _INTEGERS = {exp.DType.TINYINT: 1, exp.DType.SMALLINT: 2, exp.DType.INT: 3, exp.DType.BIGINT: 4}
-_TIMESTAMPS = {exp.DType.TIMESTAMP, exp.DType.TIMESTAMPNTZ, exp.DType.TIMESTAMPLTZ, exp.DType.TIMESTAMPTZ}
 _TEXT = {exp.DType.VARCHAR, exp.DType.CHAR, exp.DType.TEXT, exp.DType.NVARCHAR}
 
 
@@ -31,13 +32,9 @@ def mark(nodes: Iterable[exp.Expr], columns: dict[str, exp.DataType | None]) -> 
                 node.meta[INTEGER_DIVISION] = exp.DataType.build(wider).sql(dialect="spark")
         elif isinstance(node, exp.Cast) and not isinstance(node, exp.TryCast) and node.to.this in _TEXT:
             source = infer_type(node.this, columns)
-            if source is not None and source.this in _TIMESTAMPS:
-                node.meta[TIMESTAMP_TEXT] = _precision(source)
-
-
-def _precision(dt: exp.DataType) -> int:
-    params = [p for p in dt.expressions if isinstance(p, exp.DataTypeParam)]
-    return int(params[0].name) if params and params[0].name.isdigit() else 6
+            digits = timestamp_precision(source) if source is not None else None
+            if digits is not None:
+                node.meta[TIMESTAMP_TEXT] = digits
 
 
 def infer_type(expr: exp.Expr, columns: dict[str, exp.DataType | None]) -> exp.DataType | None:

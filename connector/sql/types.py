@@ -95,6 +95,18 @@ def spark_type(dt: exp.DataType) -> T.DataType:
     raise TypeMappingError(f"Flink type {flink_sql(dt)} has no Spark equivalent.")
 
 
+_TIMESTAMPS = {DType.TIMESTAMP, DType.TIMESTAMPNTZ, DType.TIMESTAMPLTZ, DType.TIMESTAMPTZ}
+
+
+def timestamp_precision(dt: exp.DataType) -> int | None:
+    """The fractional digits of a TIMESTAMP(p) / TIMESTAMP_LTZ(p) (6 when unwritten, as Flink's default); None for
+    any other type."""
+    if dt.this not in _TIMESTAMPS:
+        return None
+    params = [p for p in dt.expressions if isinstance(p, exp.DataTypeParam)]
+    return int(params[0].name) if params and params[0].name.isdigit() else 6
+
+
 def spark_field(name: str, dt: exp.DataType, nullable: bool = True) -> T.StructField:
     """A top-level Spark column: nullable unless the column or its type says NOT NULL."""
     return T.StructField(name, spark_type(dt), nullable=nullable and is_nullable(dt))

@@ -329,10 +329,6 @@ class _Checker:
         changelogs = [t for t in read_tables(self.pipeline, insert.query) if t.connector == "upsert-kafka"]
         if not changelogs:
             return
-        queries: list[exp.Expr] = [insert.query]
-        queries += [
-            v.query for v in self.pipeline.views.values() if v.name.lower() in _views_read(self.pipeline, insert.query)
-        ]
         kinds = {
             exp.Where: "a filter (WHERE)",
             exp.Join: "a join",
@@ -342,7 +338,7 @@ class _Checker:
             exp.Window: "an OVER window",
             WindowTVF: "a window TVF",
         }
-        for query in queries:
+        for query in queries_read(self.pipeline, insert.query):
             for kind, words in kinds.items():
                 if query.find(kind) is not None:
                     names = ", ".join(f"'{t.name}'" for t in changelogs)
@@ -506,50 +502,38 @@ def produces_updates(pipeline: Pipeline, query: exp.Query) -> bool:
     A grouped or global aggregate over a window (window TVF or legacy group window) is final when the
     window closes, so it appends; any other aggregate refines earlier results and needs an updating sink.
     """
-    pending: list[exp.Expr] = [query]
-    seen: set[str] = set()
-    while pending:
-        node = pending.pop()
+    for node in queries_read(pipeline, query):
         for select in node.find_all(exp.Select):
             aggregated = select.args.get("group") is not None or any(
                 sel.find(exp.AggFunc) is not None for sel in select.selects
             )
             if aggregated and not _is_windowed(select):
                 return True
+    return False
+
+
+def queries_read(pipeline: Pipeline, query: exp.Query) -> list[exp.Query]:
+    """`query` and the query of every view it reads, directly or through other views, each once, in first-use
+    order."""
+    found: list[exp.Query] = [query]
+    seen: set[str] = set()
+    for node in found:  # grows while it is read
         for ref in node.find_all(exp.Table):
             view = pipeline.view(ref.name)
             if view is not None and view.name.lower() not in seen:
                 seen.add(view.name.lower())
-                pending.append(view.query)
-    return False
-
-
-def _views_read(pipeline: Pipeline, query: exp.Query) -> set[str]:
-    """The names (lower case) of the views a query reads, directly or through other views."""
-    found: set[str] = set()
-    pending: list[exp.Expr] = [query]
-    while pending:
-        for ref in pending.pop().find_all(exp.Table):
-            name = ref.name.lower()
-            if name in pipeline.views and name not in found:
-                found.add(name)
-                pending.append(pipeline.views[name].query)
+                found.append(view.query)
     return found
 
 
 def read_tables(pipeline: Pipeline, query: exp.Query) -> list[Table]:
     """The tables a query reads, looking through views, in first-use order."""
     found: dict[str, Table] = {}
-    pending: list[exp.Expr] = [query]
-    seen_views: set[str] = set()
-    while pending:
-        for ref in pending.pop().find_all(exp.Table):
-            name = ref.name.lower()
-            if name in pipeline.tables:
-                found.setdefault(name, pipeline.tables[name])
-            elif name in pipeline.views and name not in seen_views:
-                seen_views.add(name)
-                pending.append(pipeline.views[name].query)
+    for node in queries_read(pipeline, query):
+        for ref in node.find_all(exp.Table):
+            table = pipeline.table(ref.name)
+            if table is not None:
+                found.setdefault(table.name.lower(), table)
     return list(found.values())
 
 
