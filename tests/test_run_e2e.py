@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from connector.dev import broker
 from connector.entrypoints import cli
@@ -403,6 +403,44 @@ def test_a_failed_sink_commits_nothing_and_a_restart_writes_everything(
     assert sorted(r["id"] for r in read_topic(kafka_bootstrap, missing)) == list(range(10, 16))
     assert sorted(r["id"] for r in read_topic(kafka_bootstrap, first_sink)) == list(range(0, 10))
     assert committed(kafka_bootstrap, "copy", source, 2) == {0: 8, 1: 8}
+
+
+@pytest.mark.slow
+def test_a_run_that_completes_no_batch_commits_nothing_to_the_group(
+    spark: SparkSession,
+    kafka_bootstrap: str,
+    topic_factory: Callable[..., str],
+    produce: Produce,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The checkpoint's offsets are the previous run's: committing them again when the topic was deleted and
+    recreated meanwhile would make a later `group-offsets` start skip records never processed."""
+    source, out = topic_factory(partitions=2), topic_factory(partitions=1)
+    sql = tmp_path / "copy.sql"
+    sql.write_text(COPY_TO_KAFKA)
+    checkpoint = tmp_path / "checkpoints"
+    variables = {"brokers": kafka_bootstrap, "topic": source, "group": "stale"}
+    produce_json(produce, source, named(range(0, 10), 2))
+    assert run(capsys, sql, checkpoint, **variables, out=out).code == 0
+    assert committed(kafka_bootstrap, "stale", source, 2) == {0: 5, 1: 5}
+
+    broker.delete_topic(kafka_bootstrap, source)
+    broker.create_topic(kafka_bootstrap, source, partitions=2)
+    deadline = time.monotonic() + 60
+    while committed(kafka_bootstrap, "stale", source, 2):  # the broker drops a deleted topic's group offsets
+        assert time.monotonic() < deadline
+        time.sleep(0.5)
+    fresh = Producer({"bootstrap.servers": kafka_bootstrap})  # knows the new topic
+    for partition, value in named(range(100, 116), 2):
+        fresh.produce(source, json.dumps(value), partition=partition)
+    assert fresh.flush(30) == 0
+    # Its first batch fails in the sink (the topic does not exist): no batch of this run completes.
+    failed = run(capsys, sql, checkpoint, **variables, out=f"{out}-missing")
+
+    assert failed.code == 1, failed.err
+    assert "does not exist" in failed.err
+    assert committed(kafka_bootstrap, "stale", source, 2) == {}
 
 
 # ---- malformed records ---------------------------------------------------------------------------------

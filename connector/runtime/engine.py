@@ -322,10 +322,13 @@ def kafka_source_metrics(progress: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def commit_final_offsets(running: RunningQuery) -> None:
-    """Commit the end offsets of a stopped query's last batch (Spark never tells the source it completed)."""
-    progress = running.query.lastProgress
-    if not progress:
+    """Commit the end offsets of the last batch a stopped query completed in this run (Spark never tells the
+    source it completed). A run that completed no batch commits nothing: the offsets its checkpoint restored
+    were the previous run's, and may no longer be the topic's (deleted and recreated since)."""
+    ran = [p for p in running.query.recentProgress if "addBatch" in (p.get("durationMs") or {})]
+    if not ran:
         return
+    progress = ran[-1]
     kafka = [s for s in running.plan.sources if s.table.connector in ("kafka", "upsert-kafka")]
     for source_progress in progress.get("sources", []):
         end = source_progress.get("endOffset")

@@ -91,6 +91,9 @@ class Planner:
         self._target: Offsets | None = None
         self._watermarks: dict[TopicPartition, Watermarks] = {}
         self._planned: Offsets = {}
+        # Ends of the batches this process ran (`partitions`): only those are committed, never one restored
+        # from the checkpoint, which may be stale (its topic deleted and recreated) and is the previous run's.
+        self._ran: list[Offsets] = []
         self._end_of_input_rows = 0  # in the batch just planned (`metrics`)
         self._warned: set[str] = set()
 
@@ -121,8 +124,8 @@ class Planner:
 
     def latest(self, start: Offsets, limit: ReadLimit) -> Offsets:
         if self.committer is not None:
-            if self._initial is None or start != self._initial:
-                self.committer.commit(start)  # `start` ends a batch whose commits/N is durable
+            if start in self._ran:
+                self.committer.commit(start)  # `start` ends a batch of this run whose commits/N is durable
             self.committer.poll()
         partitions = self._assignment()
         self._require_topics(partitions, known=set(start))
@@ -170,6 +173,7 @@ class Planner:
         watermarks = self._fetch_watermarks(reset) if reset else {}
         earliest = {tp: watermarks[tp][0] if tp in watermarks else end[tp] for tp in reset}
         ranges = split_ranges(batch_ranges(start, end, earliest), self.settings.min_partitions)
+        self._ran = [*self._ran[-1:], dict(end)]  # Spark commits one batch behind: the last two suffice
         return [KafkaInputPartition(r.topic, r.partition, r.start, r.end) for r in ranges]
 
     def with_end_of_input(self, planned: list[KafkaInputPartition], end: Offsets) -> list[KafkaInputPartition]:
@@ -187,7 +191,7 @@ class Planner:
         return bounds is not None and all(end.get(tp, bound) >= bound for tp, bound in bounds.items())
 
     def commit(self, end: Offsets) -> None:
-        if self.committer is not None:
+        if self.committer is not None and end in self._ran:
             self.committer.commit(end)
             self.committer.poll()
 
