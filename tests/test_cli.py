@@ -103,7 +103,7 @@ def test_template_error(
     result = run(capsys, "validate", str(path), "--format", "json", "--var", "brokers=b:9092", "--var", "prefiks=x")
 
     assert result.code == 1
-    [diagnostic] = json.loads(result.out)
+    [diagnostic] = json.loads(result.out)["diagnostics"]
     assert (diagnostic["file"], diagnostic["line"], diagnostic["column"]) == (str(path), line, column)
     assert (diagnostic["severity"], diagnostic["code"]) == ("error", code)
     for fragment in fragments:
@@ -143,7 +143,7 @@ def test_macro_rejecting_its_arguments_points_into_the_macro_file(
     result = run(capsys, "validate", str(path), "--format", "json", "--var", "brokers=b:9092")
 
     assert result.code == 1
-    [diagnostic] = json.loads(result.out)
+    [diagnostic] = json.loads(result.out)["diagnostics"]
     assert diagnostic["file"].endswith("kafka.sql")
     assert diagnostic["code"] == "template"
     assert "startup_mode 'earliest' is not one of earliest-offset" in diagnostic["message"]
@@ -185,7 +185,7 @@ def test_bad_variables_are_reported_not_raised(
 # -- output formats ----------------------------------------------------------------------------------------
 
 
-def test_json_format_is_a_list_of_diagnostics(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_format_lists_the_diagnostics(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.sql"
     bad.write_text(
         "CREATE TABLE out (id BIGINT) WITH ('connector' = 'print');\nSELEC 1;\nINSERT INTO out SELECT 1 FROM;\n"
@@ -197,21 +197,73 @@ def test_json_format_is_a_list_of_diagnostics(tmp_path: Path, capsys: pytest.Cap
 
     assert result.code == 1
     assert result.err == ""
-    diagnostics = json.loads(result.out)
-    assert isinstance(diagnostics, list)
+    document = json.loads(result.out)
+    assert (document["total"], document["omitted"]) == (2, {})
+    diagnostics = document["diagnostics"]
     assert [(d["line"], d["code"]) for d in diagnostics] == [(2, "syntax"), (3, "syntax")]
     for d in diagnostics:
         assert set(d) == {"file", "line", "column", "severity", "code", "message"}
         assert (d["file"], d["severity"]) == (str(bad), "error")
 
 
-def test_json_format_of_a_valid_file_is_an_empty_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_format_of_a_valid_file_lists_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "good.sql"
     path.write_text(PRINT_SINK, encoding="utf-8")
 
     result = run(capsys, "validate", str(path), "--format", "json")
 
-    assert (result.code, json.loads(result.out), result.err) == (0, [], "")
+    assert (result.code, json.loads(result.out), result.err) == (0, {"diagnostics": [], "total": 0, "omitted": {}}, "")
+
+
+def test_a_file_repeating_one_mistake_lists_the_first_hundred(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A generated file can repeat one bad statement thousands of times; the listing shows the first 100 per
+    file and counts the rest, in text and in JSON."""
+    bad = tmp_path / "bad.sql"
+    bad.write_text("SELEC 1;\n" * 10_000, encoding="utf-8")
+    other = tmp_path / "other.sql"
+    other.write_text("SELEC 1;\n" * 3, encoding="utf-8")
+
+    text = run(capsys, "validate", str(bad), str(other))
+    as_json = run(capsys, "validate", str(bad), str(other), "--format", "json")
+
+    assert text.code == as_json.code == 1
+    lines = text.err.splitlines()
+    assert len([line for line in lines if line.startswith(f"{bad}:")]) == 100
+    assert lines[99].startswith(f"{bad}:100:1: error [syntax]")
+    assert len([line for line in lines if line.startswith(f"{other}:")]) == 3
+    assert f"... and 9900 more in {bad}" in lines
+    assert "10003 error(s) in 2 file(s)." in text.err
+    document = json.loads(as_json.out)
+    assert (document["total"], document["omitted"]) == (10_003, {str(bad): 9_900})
+    assert [d["line"] for d in document["diagnostics"]] == [*range(1, 101), 1, 2, 3]
+
+
+def test_an_internal_error_in_json_format_is_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug still answers a `--format json` caller in JSON, naming the error, with a failing exit code."""
+    from connector.sql import frontend
+
+    def broken(*_: object, **__: object) -> None:
+        raise ValueError("something unexpected")
+
+    monkeypatch.delenv("KAFKA_SQL_DEBUG", raising=False)
+    monkeypatch.setattr(frontend, "compile_file", broken)
+    path = tmp_path / "good.sql"
+    path.write_text(PRINT_SINK, encoding="utf-8")
+
+    for verb in ("validate", "explain"):
+        result = run(capsys, verb, str(path), "--format", "json")
+
+        assert result.code == 1
+        error = json.loads(result.out)["error"]
+        assert (error["kind"], error["message"]) == ("ValueError", "something unexpected")
+        assert "This is a bug in kafka-sql" in error["hint"]
+    text = run(capsys, "validate", str(path))
+    assert text.code == 1
+    assert "internal error: ValueError: something unexpected" in text.err
 
 
 def test_text_format_prints_sql_as_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -239,7 +291,7 @@ def test_explain_of_an_invalid_file_prints_its_diagnostics(tmp_path: Path, capsy
 
     assert text.code == as_json.code == 1
     assert "error [unknown-connector] Unknown connector 'prnt'. Did you mean 'print'?" in text.err
-    [diagnostic] = json.loads(as_json.out)
+    [diagnostic] = json.loads(as_json.out)["diagnostics"]
     assert diagnostic["code"] == "unknown-connector"
 
 
@@ -250,7 +302,7 @@ def test_validate_reports_plan_warnings(tmp_path: Path, capsys: pytest.CaptureFi
     result = run(capsys, "validate", str(path), "--format", "json")
 
     assert result.code == 0
-    [warning] = json.loads(result.out)
+    [warning] = json.loads(result.out)["diagnostics"]
     assert (warning["line"], warning["severity"], warning["code"]) == (1, "warning", "ignored-setting")
 
 
@@ -268,7 +320,7 @@ def test_validate_reports_what_spark_cannot_run(tmp_path: Path, capsys: pytest.C
     result = run(capsys, "validate", str(path), "--format", "json")
 
     assert result.code == 1
-    [error] = json.loads(result.out)
+    [error] = json.loads(result.out)["diagnostics"]
     assert (error["line"], error["code"]) == (3, "unsupported")
     assert "Window durations must be positive" in error["message"]
 

@@ -121,7 +121,7 @@ def validate(tmp_path: Path, capsys: pytest.CaptureFixture[str], sql: str, suite
     (tmp_path / "p.sql").write_text(SOURCE + sql)
     capsys.readouterr()
     main(["validate", str(tmp_path / "p.sql"), "--format", "json"])
-    found: list[dict[str, Any]] = json.loads(capsys.readouterr().out)
+    found: list[dict[str, Any]] = json.loads(capsys.readouterr().out)["diagnostics"]
     return found
 
 

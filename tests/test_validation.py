@@ -432,7 +432,7 @@ def test_rule(case: Case, through_template: bool, tmp_path: Path, capsys: pytest
     captured = capsys.readouterr()
     assert "Traceback" not in captured.out + captured.err
     assert code == 1
-    errors = [d for d in json.loads(captured.out) if d["severity"] == "error"]
+    errors = [d for d in json.loads(captured.out)["diagnostics"] if d["severity"] == "error"]
     assert len(errors) == 1, errors
     [error] = errors
     assert (error["file"], error["line"], error["column"], error["code"]) == (str(path), line, column, case.code)
@@ -451,7 +451,7 @@ def test_every_error_of_a_file_is_reported_in_file_order(tmp_path: Path, capsys:
 
     assert main(["validate", str(path), "--format", "json"]) == 1
 
-    found = [(d["line"], d["code"]) for d in json.loads(capsys.readouterr().out)]
+    found = [(d["line"], d["code"]) for d in json.loads(capsys.readouterr().out)["diagnostics"]]
     assert found == [(7, "invalid-option-value"), (8, "invalid-option-value"), (11, "unknown-column")]
 
 
@@ -470,7 +470,7 @@ def test_insert_values_is_checked_like_a_query(tmp_path: Path, capsys: pytest.Ca
 
     assert main(["validate", str(path), "--format", "json"]) == 1
 
-    [error] = json.loads(capsys.readouterr().out)
+    [error] = json.loads(capsys.readouterr().out)["diagnostics"]
     assert (error["line"], error["code"]) == (3, "insert-types")
     assert "the query gives STRING" in error["message"]
 
@@ -489,7 +489,7 @@ def test_repeated_output_names_are_positional(tmp_path: Path, capsys: pytest.Cap
 
     assert main(["validate", str(path), "--format", "json"]) == 1
 
-    [error] = json.loads(capsys.readouterr().out)
+    [error] = json.loads(capsys.readouterr().out)["diagnostics"]
     assert (error["line"], error["code"]) == (9, "insert-types")
     assert "the query gives DOUBLE ('amount')" in error["message"]
 
@@ -506,7 +506,7 @@ def test_tables_no_earlier_insert_uses_can_be_dropped_after_it(
         encoding="utf-8",
     )
     assert main(["validate", str(path), "--format", "json", "--var", "brokers=localhost:9092"]) == 0
-    assert json.loads(capsys.readouterr().out) == []
+    assert json.loads(capsys.readouterr().out)["diagnostics"] == []
 
 
 def test_dropped_objects_are_gone_and_if_exists_is_quiet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -522,7 +522,7 @@ def test_dropped_objects_are_gone_and_if_exists_is_quiet(tmp_path: Path, capsys:
 
     assert main(["validate", str(path), "--format", "json"]) == 1
 
-    [error] = json.loads(capsys.readouterr().out)
+    [error] = json.loads(capsys.readouterr().out)["diagnostics"]
     assert (error["line"], error["column"], error["code"]) == (13, 40, "unknown-table")
     assert "Table or view 'big' is not defined" in error["message"]
 
@@ -541,7 +541,7 @@ def test_with_items_are_visible_in_their_own_query_only(tmp_path: Path, capsys: 
 
     assert main(["validate", str(path), "--format", "json"]) == 1
 
-    [error] = json.loads(capsys.readouterr().out)
+    [error] = json.loads(capsys.readouterr().out)["diagnostics"]
     assert (error["line"], error["code"]) == (12, "unknown-table")
     assert "Table or view 'big' is not defined" in error["message"]
 
@@ -577,7 +577,7 @@ def test_insert_accepts_flinks_implicit_casts(
 
     code = main(["validate", str(path), "--format", "json"])
 
-    codes = [d["code"] for d in json.loads(capsys.readouterr().out)]
+    codes = [d["code"] for d in json.loads(capsys.readouterr().out)["diagnostics"]]
     assert (code, codes) == ((0, []) if accepted else (1, ["insert-types"]))
 
 
@@ -596,7 +596,7 @@ def test_alter_applies_in_order(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
     assert main(["validate", str(path), "--format", "json"]) == 1
 
-    [error] = json.loads(capsys.readouterr().out)
+    [error] = json.loads(capsys.readouterr().out)["diagnostics"]
     assert (error["line"], error["column"], error["code"]) == (2, 46, "unknown-option")
     assert "Did you mean 'rows-per-second'?" in error["message"]
 
@@ -610,7 +610,8 @@ def test_statements_without_effect_are_warned_about(tmp_path: Path, capsys: pyte
 
     assert main(["validate", str(path), "--format", "json"]) == 0
 
-    found = [(d["line"], d["column"], d["severity"], d["code"]) for d in json.loads(capsys.readouterr().out)]
+    diagnostics = json.loads(capsys.readouterr().out)["diagnostics"]
+    found = [(d["line"], d["column"], d["severity"], d["code"]) for d in diagnostics]
     assert found == [(line, column, "warning", "ignored-statement") for line, column in ((2, 1), (3, 1), (4, 3))]
 
 
@@ -625,14 +626,14 @@ def test_alter_table_reset_restores_defaults(tmp_path: Path, capsys: pytest.Capt
         encoding="utf-8",
     )
     assert main(["validate", str(path), "--format", "json"]) == 0
-    assert json.loads(capsys.readouterr().out) == []
+    assert json.loads(capsys.readouterr().out)["diagnostics"] == []
 
     path.write_text(
         path.read_text(encoding="utf-8") + "ALTER TABLE out RESET ('connector');\nALTER TABLE gen RESET ();\n",
         encoding="utf-8",
     )
     assert main(["validate", str(path), "--format", "json"]) == 1
-    found = [(d["line"], d["column"], d["message"]) for d in json.loads(capsys.readouterr().out)]
+    found = [(d["line"], d["column"], d["message"]) for d in json.loads(capsys.readouterr().out)["diagnostics"]]
     assert found == [
         (5, 24, "ALTER TABLE RESET does not support changing 'connector'."),
         (6, 1, "ALTER TABLE RESET does not support empty key."),

@@ -16,7 +16,7 @@ from pathlib import Path
 from rich.console import Console
 
 from connector import __version__
-from connector.diagnostics import Diagnostic, PipelineError, print_diagnostics
+from connector.diagnostics import SHOWN_PER_FILE, Diagnostic, PipelineError, diagnostics_json, print_diagnostics
 from connector.sql import templating
 from connector.sql.variables import load_vars_file, parse_var_args
 
@@ -60,9 +60,18 @@ def _print_json(document: object) -> None:
 
 def _print_diagnostics(diagnostics: Sequence[Diagnostic], fmt: str) -> None:
     if fmt == "json":
-        _print_json([d.to_json() for d in diagnostics])
+        _print_json(diagnostics_json(diagnostics))
     else:
         print_diagnostics(err, diagnostics)
+
+
+def _print_internal_error(error: Exception, fmt: str) -> None:
+    """A bug, reported in the output format asked for: a `--format json` caller reads JSON whatever happened."""
+    hint = "This is a bug in kafka-sql; set KAFKA_SQL_DEBUG=1 to see the traceback and report it."
+    if fmt == "json":
+        _print_json({"error": {"kind": type(error).__name__, "message": str(error), "hint": hint}})
+    else:
+        err.print(f"internal error: {type(error).__name__}: {error}\n{hint}", markup=False)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -189,7 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--format",
         choices=["text", "json"],
         default="text",
-        help="json prints a list of {file, line, column, severity, code, message}",
+        help="json prints {diagnostics: [{file, line, column, severity, code, message}, ...], total, omitted}: "
+        f"at most {SHOWN_PER_FILE} diagnostics per file, total counts them all, omitted the ones left out per file",
     )
     _template_args(p)
     p.set_defaults(func=cmd_validate)
@@ -290,11 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_ERRORS
         if os.environ.get("KAFKA_SQL_DEBUG"):
             raise
-        err.print(
-            f"internal error: {type(error).__name__}: {error}\n"
-            "This is a bug in kafka-sql; set KAFKA_SQL_DEBUG=1 to see the traceback and report it.",
-            markup=False,
-        )
+        _print_internal_error(error, getattr(args, "format", "text"))
         return EXIT_ERRORS
 
 
