@@ -52,7 +52,7 @@ def input_rows(spark: SparkSession, folder: Path, rows: Sequence[object], schema
 def run(frame: DataFrame, tbl: Table, checkpoint: Path, output_mode: str = "append") -> None:
     """Write `frame` to `tbl` with Trigger.AvailableNow and wait until it is done (or raise its error)."""
     writer = frame.writeStream.outputMode(output_mode).option("checkpointLocation", str(checkpoint))
-    query = writing.start(frame, tbl, writer.trigger(availableNow=True), output_mode)
+    query = writing.start(frame, tbl, writer.trigger(availableNow=True), output_mode, checkpoint=str(checkpoint))
     try:
         assert query.awaitTermination(180), "the query did not finish"
     finally:

@@ -59,31 +59,39 @@ def start(
     writer: DataStreamWriter,
     output_mode: str = "append",
     gate: BatchGate | None = None,
+    *,
+    checkpoint: str,
 ) -> StreamingQuery:
     """Start writing `frame` (the rows of `table`) with `writer`, which was created from `frame` and has the
-    output mode `output_mode` (print shows it as the change kind). With a `gate` (`connector.quality.gate`),
-    every micro-batch goes through it, and it calls the table's `batch_writer` with what may be written."""
+    output mode `output_mode` (print shows it as the change kind) and the checkpoint location `checkpoint`.
+    With a `gate` (`connector.quality.gate`), every micro-batch goes through it, and it calls the table's
+    `batch_writer` with what may be written."""
     if gate is not None:
-        write = batch_writer(frame, table, output_mode)
+        write = batch_writer(frame, table, output_mode, checkpoint=checkpoint)
         return writer.foreachBatch(lambda batch, batch_id: gate(batch, batch_id, write)).start()
-    return _sink_writer(table).start(frame, table, writer, output_mode)
+    return _sink_writer(table).start(frame, table, writer, output_mode, checkpoint)
 
 
-def batch_writer(frame: DataFrame, table: Table, output_mode: str = "append") -> BatchWriter:
+def batch_writer(frame: DataFrame, table: Table, output_mode: str = "append", *, checkpoint: str) -> BatchWriter:
     """A foreachBatch function writing micro-batches of `frame`'s shape to `table`, exactly-once per batch id
-    where the sink can be (gated queries and quarantine tables write through it)."""
-    return _sink_writer(table).batch_writer(frame, table, output_mode)
+    where the sink can be (gated queries and quarantine tables write through it), for the query of
+    `checkpoint` (its batch ids are that checkpoint's)."""
+    return _sink_writer(table).batch_writer(frame, table, output_mode, checkpoint)
 
 
 class SinkWriter(Protocol):
     """What a connector's writing module (its factory's `writer`) provides."""
 
-    def start(self, frame: DataFrame, table: Table, writer: DataStreamWriter, output_mode: str) -> StreamingQuery:
-        """Start `writer` (created from `frame`, with its output mode, trigger and checkpoint) writing `table`."""
+    def start(
+        self, frame: DataFrame, table: Table, writer: DataStreamWriter, output_mode: str, checkpoint: str
+    ) -> StreamingQuery:
+        """Start `writer` (created from `frame`, with its output mode, trigger and checkpoint location
+        `checkpoint`) writing `table`."""
         ...
 
-    def batch_writer(self, frame: DataFrame, table: Table, output_mode: str) -> BatchWriter:
-        """A foreachBatch function writing micro-batches of `frame`'s shape to `table`."""
+    def batch_writer(self, frame: DataFrame, table: Table, output_mode: str, checkpoint: str) -> BatchWriter:
+        """A foreachBatch function writing micro-batches of `frame`'s shape to `table` for the query of
+        `checkpoint`."""
         ...
 
 

@@ -170,6 +170,7 @@ class QualityGate:
         self.totals = Totals()
         self._quarantine_writer: writing.BatchWriter | None = None
         self._streams: StreamingQueryManager | None = None
+        self.checkpoint = checkpoint
         self._results = ResultsWriter(query_name, table, self.rules, results_dir, checkpoint, quarantine, kafka_sources)
 
     # -- the streaming side --------------------------------------------------------------------------------
@@ -203,7 +204,7 @@ class QualityGate:
         self._streams = frame.sparkSession.streams  # foreachBatch gets a clone of the session, without them
         if self.quarantine is not None:
             template = self._quarantine_rows(frame, F.array().cast("array<string>"), -1)
-            self._quarantine_writer = writing.batch_writer(template, self.quarantine)
+            self._quarantine_writer = writing.batch_writer(template, self.quarantine, checkpoint=self.checkpoint)
         return frame
 
     # -- one micro-batch -----------------------------------------------------------------------------------

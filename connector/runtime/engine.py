@@ -212,19 +212,18 @@ def start_query(
         frame = gate.prepare(frame)
     _warn_if_input_ended(root / query.checkpoint, query)
     _clear_abandoned_first_batch(root / query.checkpoint)
+    checkpoint = str(root / query.checkpoint)
     writer = (
-        frame.writeStream.queryName(query.name)
-        .outputMode(query.output_mode)
-        .option("checkpointLocation", str(root / query.checkpoint))
+        frame.writeStream.queryName(query.name).outputMode(query.output_mode).option("checkpointLocation", checkpoint)
     )
     if query.trigger.get("availableNow"):
         writer = writer.trigger(availableNow=True)
     else:
         writer = writer.trigger(processingTime=query.trigger["processingTime"])
     if gate is None:
-        return writing.start(frame, query.sink, writer, query.output_mode)
+        return writing.start(frame, query.sink, writer, query.output_mode, checkpoint=checkpoint)
     with quality_gate.planned_without_constraints(spark):
-        return writing.start(frame, query.sink, writer, query.output_mode, gate)
+        return writing.start(frame, query.sink, writer, query.output_mode, gate, checkpoint=checkpoint)
 
 
 # A file Spark's checkpoint log was writing when its process died: it writes `.<name>.<uuid>.tmp` (and Hadoop's

@@ -36,13 +36,16 @@ class HadoopFs:
         return [str(status.getPath().toString()) for status in found or []]
 
     def data_files(self, root: str) -> list[str]:
-        """Files under `root`, recursively, without Spark's markers and checksums (names starting `_` / `.`)."""
+        """Files under `root`, recursively, that readers see: none whose name, or the name of a folder on the
+        way, starts with `_` or `.` (Spark's logs, markers, staging folders and checksums)."""
         files = []
+        prefix = self.qualified(root).rstrip("/") + "/"
         listing = self._fs.listFiles(self._path(root), True)
         while listing.hasNext():
-            path = listing.next().getPath()
-            if not str(path.getName()).startswith(("_", ".")):
-                files.append(str(path.toString()))
+            path = str(listing.next().getPath().toString())
+            relative = path[len(prefix) :] if path.startswith(prefix) else path.rsplit("/", 1)[-1]
+            if not any(part.startswith(("_", ".")) for part in relative.split("/")):
+                files.append(path)
         return files
 
     def move(self, source: str, target: str) -> None:

@@ -9,12 +9,14 @@ from connector.connectors.writing import NOTHING_STAGED, BatchWriter, Staged, re
 from connector.sql.catalog import Table
 
 
-def start(frame: DataFrame, table: Table, writer: DataStreamWriter, output_mode: str) -> StreamingQuery:
+def start(
+    frame: DataFrame, table: Table, writer: DataStreamWriter, output_mode: str, checkpoint: str
+) -> StreamingQuery:
     reject_deletes(frame, table)
     return writer.format("noop").start()
 
 
-def batch_writer(frame: DataFrame, table: Table, output_mode: str) -> BatchWriter:
+def batch_writer(frame: DataFrame, table: Table, output_mode: str, checkpoint: str) -> BatchWriter:
     reject_deletes(frame, table)
     return NoopBatch()
 

@@ -8,6 +8,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
 from connector.connectors import registry
+from connector.connectors.filesystem import sink_log
 from connector.connectors.filesystem.factory import FilesystemOptions
 from connector.connectors.writing import BatchWriter, Staged, reject_deletes
 from connector.diagnostics import Diagnostic, PipelineError
@@ -16,22 +17,24 @@ from connector.runtime.hadoop_fs import HadoopFs
 from connector.sql.catalog import Table
 
 
-def start(frame: DataFrame, table: Table, writer: DataStreamWriter, output_mode: str) -> StreamingQuery:
+def start(
+    frame: DataFrame, table: Table, writer: DataStreamWriter, output_mode: str, checkpoint: str
+) -> StreamingQuery:
+    """Spark's file sink, once `checkpoint` is known to own the directory's sink log (`sink_log`)."""
     reject_deletes(frame, table)
-    return _filesystem(frame, table, writer).start()
-
-
-def batch_writer(frame: DataFrame, table: Table, output_mode: str) -> BatchWriter:
-    reject_deletes(frame, table)
-    return FileBatch(table)
-
-
-def _filesystem(frame: DataFrame, table: Table, writer: DataStreamWriter) -> DataStreamWriter:
     path, identifier, file_options = _file_format(table)
+    sink_log.claim(frame.sparkSession, table, path, identifier, checkpoint)
     writer = writer.option("path", path)
     if table.partitioned_by:
         writer = writer.partitionBy(*table.partitioned_by)
-    return writer.format(identifier).options(**file_options)
+    query = writer.format(identifier).options(**file_options).start()
+    sink_log.record_owner(frame.sparkSession, path, checkpoint, str(query.id))
+    return query
+
+
+def batch_writer(frame: DataFrame, table: Table, output_mode: str, checkpoint: str) -> BatchWriter:
+    reject_deletes(frame, table)
+    return FileBatch(table, checkpoint)
 
 
 def _file_format(table: Table) -> tuple[str, str, dict[str, str]]:
@@ -86,16 +89,19 @@ class _StagedFiles:
 
 class FileBatch:
     """foreachBatch function of a gated filesystem sink, exactly-once by batch id: the batch is written under
-    `<path>/_kafka_sql_staging/<id>` (readers skip `_` directories), then its files move into the table
-    directory (partition directories kept) named `batch-<id>-...`, after the files an earlier attempt of the
-    same batch published are removed."""
+    `<path>/_kafka_sql_staging/<query>/<id>` (readers skip `_` directories), then its files move into the table
+    directory (partition directories kept) named `batch-<query>-<id>-...`, after the files an earlier attempt
+    of the same batch published are removed. `<query>` is the checkpoint's query id: another checkpoint writing
+    the same directory numbers its batches from 0 too, and must neither replace nor be mistaken for these."""
 
     STAGING = "_kafka_sql_staging"
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table, checkpoint: str) -> None:
         self.table = table
+        self.checkpoint = checkpoint
         self.path, self.format, self.options = _file_format(table)
         self.checked = False
+        self.query: str | None = None
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         self.stage(batch, batch_id).publish()
@@ -116,9 +122,14 @@ class FileBatch:
                     ]
                 )
             self.checked = True
-        staging = f"{self.path}/{self.STAGING}/{batch_id}"
+        if self.query is None:  # Spark wrote it when the query started, before its first batch
+            self.query = sink_log.query_id(HadoopFs(batch.sparkSession, self.checkpoint), self.checkpoint)
+            if self.query is None:
+                raise OSError(f"checkpoint '{self.checkpoint}' has no query id (its 'metadata' file)")
+        staging = f"{self.path}/{self.STAGING}/{self.query}/{batch_id}"
         writer = batch.write.mode("overwrite").format(self.format).options(**self.options)
         if self.table.partitioned_by:
             writer = writer.partitionBy(*self.table.partitioned_by)
         writer.save(staging)
-        return _StagedFiles(fs, self.path, staging, f"batch-{batch_id:012d}-", len(self.table.partitioned_by))
+        prefix = f"batch-{self.query}-{batch_id:012d}-"
+        return _StagedFiles(fs, self.path, staging, prefix, len(self.table.partitioned_by))

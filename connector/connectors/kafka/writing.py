@@ -42,12 +42,14 @@ _KAFKA_METADATA_TYPES: dict[str, DataType] = {
 }
 
 
-def start(frame: DataFrame, table: Table, writer: DataStreamWriter, output_mode: str) -> StreamingQuery:
+def start(
+    frame: DataFrame, table: Table, writer: DataStreamWriter, output_mode: str, checkpoint: str
+) -> StreamingQuery:
     kafka_records(frame, table)  # the table's formats and metadata fail here, before the query starts
     return writer.foreachBatch(KafkaBatch(table)).start()
 
 
-def batch_writer(frame: DataFrame, table: Table, output_mode: str) -> BatchWriter:
+def batch_writer(frame: DataFrame, table: Table, output_mode: str, checkpoint: str) -> BatchWriter:
     kafka_records(frame, table)  # the table's formats and metadata fail here, before the query starts
     return KafkaBatch(table)
 

@@ -91,11 +91,13 @@ def flink_text(value: Any, data_type: DataType) -> str:
     return str(value)
 
 
-def start(frame: DataFrame, table: Table, writer: DataStreamWriter, output_mode: str) -> StreamingQuery:
-    return writer.foreachBatch(batch_writer(frame, table, output_mode)).start()
+def start(
+    frame: DataFrame, table: Table, writer: DataStreamWriter, output_mode: str, checkpoint: str
+) -> StreamingQuery:
+    return writer.foreachBatch(batch_writer(frame, table, output_mode, checkpoint)).start()
 
 
-def batch_writer(frame: DataFrame, table: Table, output_mode: str) -> BatchWriter:
+def batch_writer(frame: DataFrame, table: Table, output_mode: str, checkpoint: str) -> BatchWriter:
     """Update mode carries no before-image, so every row is `+U` there; deletes are `-D`."""
     return PrintBatch(table, frame.columns, "+U" if output_mode == "update" else "+I")
 
