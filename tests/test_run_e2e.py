@@ -443,6 +443,55 @@ def test_a_run_that_completes_no_batch_commits_nothing_to_the_group(
     assert committed(kafka_bootstrap, "stale", source, 2) == {}
 
 
+# ---- counts --------------------------------------------------------------------------------------------
+
+GENERATED = """
+CREATE TABLE gen (id BIGINT, name STRING) WITH ('connector' = 'datagen', 'number-of-rows' = '5');
+CREATE TABLE sink (id BIGINT, name STRING) WITH ('connector' = 'blackhole');
+INSERT INTO sink SELECT * FROM gen;
+"""
+
+GATED_COPY = COPY_TO_KAFKA.replace(
+    "CREATE TABLE copied (id BIGINT, name STRING)",
+    "CREATE TABLE copied (id BIGINT, name STRING, CONSTRAINT small EXPECT (id < 8) ON VIOLATION QUARANTINE)",
+).replace("  'format' = 'json'\n);\n\nINSERT", "  'format' = 'json', 'quality.quarantine.table' = 'held'\n);\n\n"
+          "CREATE TABLE held (id BIGINT, failed_expectations ARRAY<STRING>) WITH ('connector' = 'print');\n\nINSERT")
+
+
+@pytest.mark.slow
+def test_a_generator_reports_the_rows_it_made(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Spark's numInputRows counts the rate source's rows behind datagen, 'number-of-rows' or not."""
+    sql = tmp_path / "generated.sql"
+    sql.write_text(GENERATED)
+    result = run(capsys, sql, tmp_path / "checkpoints")
+    assert result.code == 0, result.err
+    assert "generated.sink: finished, " in result.err
+    assert " 5 record(s) read, 0 malformed record(s) skipped" in result.err
+
+
+@pytest.mark.slow
+def test_a_gated_query_reports_each_record_read_once(
+    spark: SparkSession,
+    kafka_bootstrap: str,
+    topic_factory: Callable[..., str],
+    produce: Produce,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The quality gate runs a batch more than once (check, write, quarantine); Spark counts each run's scan."""
+    source, out = topic_factory(partitions=2), topic_factory(partitions=1)
+    produce_json(produce, source, named(range(10), 2))
+    sql = tmp_path / "copy.sql"
+    sql.write_text(GATED_COPY)
+    result = run(capsys, sql, tmp_path / "checkpoints", brokers=kafka_bootstrap, topic=source, group="g", out=out)
+    assert result.code == 0, result.err
+    assert "copy.copied: finished, 1 micro-batch(es), 10 record(s) read, 0 malformed record(s) skipped; " in result.err
+    assert "quality gate: 8 passed, 0 dropped, 2 quarantined" in result.err
+    assert sorted(r["id"] for r in read_topic(kafka_bootstrap, out)) == list(range(8))
+
+
 # ---- malformed records ---------------------------------------------------------------------------------
 
 PRINT_EVENTS = """

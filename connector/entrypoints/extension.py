@@ -392,10 +392,10 @@ class PipelineSession:
 
 
 def records_read(query: StreamingQuery) -> int:
-    """Records the query's recent micro-batches read (progress of an idle trigger has no 'addBatch'): Spark's
-    numInputRows without the end-of-input rows of bounded scans."""
+    """Records the query's recent micro-batches read (progress of an idle trigger has no 'addBatch'): Kafka
+    records consumed, malformed ones included, or rows a generator made (`engine.records_read`)."""
     batches = {p["batchId"]: p for p in query.recentProgress if "addBatch" in (p.get("durationMs") or {})}
-    return sum(int(p.get("numInputRows") or 0) - engine.end_of_input_rows(p) for p in batches.values())
+    return sum(engine.records_read(p) for p in batches.values())
 
 
 def finish(running: engine.RunningQuery, timeout: float | None = None) -> bool:

@@ -52,14 +52,24 @@ class RunningQuery:
 
 
 def _source_frame(
-    spark: SparkSession, source: SourcePlan, provenance: bool = False, malformed_rows: bool = False
+    spark: SparkSession,
+    source: SourcePlan,
+    provenance: bool = False,
+    malformed_rows: bool = False,
+    counted: bool = False,
 ) -> DataFrame:
     """The table's rows with computed columns and the watermark, hidden provenance columns dropped (kept, last,
     with `provenance`: the quality gate's quarantine records and reports name them); `malformed_rows` collects
-    skipped malformed records for the gate to quarantine."""
+    skipped malformed records for the gate to quarantine; `counted` observes the records read (`records_read`)."""
     table = source.table
     end_of_input = source.final_watermark
     frame = reading.source_dataframe(spark, table, malformed_rows=malformed_rows, end_of_input=end_of_input)
+    if counted:
+        marker = F.lit(False)
+        if reading.OFFSET in frame.columns:
+            marker = F.coalesce(F.col(reading.OFFSET) == END_OF_INPUT_OFFSET, F.lit(False))
+        name = f"{_RECORDS_READ}{source.view}{'_with_provenance' if provenance else ''}"  # unique in the query
+        frame = frame.observe(name, F.count(F.when(~marker, 1)).alias("records"))
     visible = [c.name for c in table.columns if c.kind is not ColumnKind.COMPUTED]
     # upsert-kafka: a tombstone is a DELETE of its key; the flag travels with `SELECT *` to an upsert/print sink.
     deleted = [reading.DELETED] if reading.DELETED in frame.columns else []
@@ -192,11 +202,11 @@ def start_query(
     view_columns = {}
     for source in query.sources:
         malformed = gate is not None and source.table in gate.malformed_sources
-        source_rows = _source_frame(spark, source, malformed_rows=malformed)
+        source_rows = _source_frame(spark, source, malformed_rows=malformed, counted=True)
         source_rows.createOrReplaceTempView(source.view)
-        if gate is not None:
+        if gate is not None:  # the query reads one of the two views: `with_provenance` chooses
             view_columns[source.view] = source_rows.columns
-            provenance_rows = _source_frame(spark, source, provenance=True, malformed_rows=malformed)
+            provenance_rows = _source_frame(spark, source, provenance=True, malformed_rows=malformed, counted=True)
             provenance_rows.createOrReplaceTempView(provenance_view(source.view))
     sql = query.spark_sql
     if gate is not None:
@@ -298,10 +308,32 @@ def _gate(pipeline: Pipeline | None, query: QueryPlan, root: Path) -> QualityGat
     return quality_gate.for_query(pipeline, query, root)
 
 
-def end_of_input_rows(progress: Mapping[str, Any]) -> int:
-    """Input rows of one StreamingQueryProgress that are no records: the end-of-input rows of bounded scans
-    ('scan.bounded.end-watermark'), which Spark's numInputRows counts."""
-    return sum(int(doc.get("endOfInputRows") or 0) for doc in kafka_source_metrics(progress))
+# Records each source of a query read, observed where its rows enter the query. Spark's numInputRows is no count
+# of records: it counts the rows of the rate source behind datagen ('number-of-rows' filters them), the
+# end-of-input row of bounded scans, and every scan again when foreachBatch (the quality gate) runs the batch
+# more than once.
+_RECORDS_READ = "records_read_"
+_MALFORMED = "malformed_records_"
+
+
+def records_read(progress: Mapping[str, Any]) -> int:
+    """Records one micro-batch (StreamingQueryProgress) consumed: rows its sources produced, with the malformed
+    records skipped, or rows a generator made."""
+    return sum(_observed_count(progress, prefix) for prefix in (_RECORDS_READ, _MALFORMED))
+
+
+def malformed_records(progress: Mapping[str, Any]) -> int:
+    """Malformed records one micro-batch skipped ('<format>.ignore-parse-errors')."""
+    return _observed_count(progress, _MALFORMED)
+
+
+def _observed_count(progress: Mapping[str, Any], prefix: str) -> int:
+    total = 0
+    for name, row in (progress.get("observedMetrics") or {}).items():
+        if name.startswith(prefix):
+            values = row.asDict() if hasattr(row, "asDict") else dict(row)
+            total += int(values.get("records") or 0)
+    return total
 
 
 def kafka_source_metrics(progress: Mapping[str, Any]) -> list[dict[str, Any]]:

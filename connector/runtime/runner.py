@@ -130,16 +130,6 @@ def _progress(running: engine.RunningQuery) -> dict[str, Any]:
     return dict(last) if last else {}
 
 
-def _malformed(progress: dict[str, Any]) -> int:
-    observed = progress.get("observedMetrics") or {}
-    total = 0
-    for name, row in observed.items():
-        if name.startswith("malformed_records_"):
-            values = row.asDict() if hasattr(row, "asDict") else dict(row)
-            total += int(values.get("records") or 0)
-    return total
-
-
 @dataclass
 class _Tally:
     """Micro-batches, input records and skipped malformed records of one query, over the batches it ran."""
@@ -163,8 +153,8 @@ class _Tally:
             if batch in self.batches or "addBatch" not in (progress.get("durationMs") or {}):
                 continue
             self.batches.add(batch)
-            self.rows += int(progress.get("numInputRows") or 0) - engine.end_of_input_rows(progress)
-            self.malformed += _malformed(progress)
+            self.rows += engine.records_read(progress)
+            self.malformed += engine.malformed_records(progress)
 
     def summary(self) -> str:
         return (
@@ -184,14 +174,20 @@ def _table(running: list[engine.RunningQuery], done: dict[str, str], tallies: di
             r.plan.name,
             str(progress.get("batchId", "-")),
             str(tallies[r.plan.name].rows),
-            f"{progress.get('inputRowsPerSecond', 0.0):.0f}",
-            f"{progress.get('processedRowsPerSecond', 0.0):.0f}",
+            f"{_records_per_second(progress, 'inputRowsPerSecond'):.0f}",
+            f"{_records_per_second(progress, 'processedRowsPerSecond'):.0f}",
             "-" if lag is None else str(lag),
             str(tallies[r.plan.name].malformed),
             _quality(r),
             done.get(r.plan.name, r.query.status.get("message", "")),
         )
     return view
+
+
+def _records_per_second(progress: dict[str, Any], rate: str) -> float:
+    """Spark's rate `rate` of the last batch, of records read (`engine.records_read`) rather than numInputRows."""
+    rows = int(progress.get("numInputRows") or 0)
+    return float(progress.get(rate) or 0.0) * engine.records_read(progress) / rows if rows else 0.0
 
 
 def _quality(running: engine.RunningQuery) -> str:
