@@ -163,6 +163,22 @@ def test_json_malformed_record_fails_naming_topic_partition_and_offset(spark: Sp
     )
 
 
+@pytest.mark.parametrize("fmt", ["json", "csv"])
+def test_invalid_utf8_is_a_malformed_record(spark: SparkSession, fmt: str) -> None:
+    """Flink's text formats (Jackson) fail on bytes that are no UTF-8; Spark would read them as U+FFFD."""
+    good = '{"id": 1, "name": "a"}' if fmt == "json" else "1,a"
+    bad = b'{"id": 2, "name": "b\xff\xfe"}' if fmt == "json" else b"2,b\xc3("
+    strict = table("id INT, name STRING", {"format": fmt})
+    message = failure_of(spark, strict, [good, bad])
+    prefix = f"Malformed {fmt.upper()} record in topic 'orders' partition 0 offset 1: invalid UTF-8 text"
+    assert message.startswith(prefix), message
+    lenient = table("id INT, name STRING", {"format": fmt, f"{fmt}.ignore-parse-errors": "true"})
+    accented = "3,\u00e9t\u00e9" if fmt == "csv" else '{"id": 3, "name": "\u00e9t\u00e9"}'
+    rows, malformed = decode_rows(spark, lenient, [good, bad, accented])
+    assert values(rows, "id", "name", "__offset") == [(1, "a", 0), (3, "\u00e9t\u00e9", 2)]
+    assert malformed == 1
+
+
 def test_json_bad_field_fails_with_field_and_text(spark: SparkSession) -> None:
     tbl = table("id INT, amount DECIMAL(10, 2)", {"value.format": "json"})
     assert failure_of(spark, tbl, ['{"id": 1, "amount": "12x"}']) == (

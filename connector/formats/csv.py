@@ -30,6 +30,7 @@ from pyspark.sql.types import (
 
 from connector.formats.payload import (
     CORRUPT,
+    INVALID_UTF8,
     Codec,
     Decoded,
     PayloadFormat,
@@ -39,6 +40,7 @@ from connector.formats.payload import (
     first_problem,
     flink_timestamp_text,
     from_text,
+    invalid_utf8,
     snippet,
 )
 from connector.options.declarations import ConfigOption
@@ -152,11 +154,13 @@ def _csv_decode(payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decod
             value, error = from_text(raw, f.data_type, _CSV_TEXT)
         values[f.column] = value
         problems.append(field_problem(f, error, raw))
+    invalid = invalid_utf8(text)
     if fmt.ignore_parse_errors:
-        return Decoded(stage, values, absent, F.lit(False), F.lit(None).cast(StringType()))
+        return Decoded(stage, values, absent, invalid, F.lit(None).cast(StringType()))
     count = len(fmt.fields)
     problem = (
         F.when(absent, F.lit(None).cast(StringType()))
+        .when(invalid, F.concat(F.lit(f"{INVALID_UTF8}: "), snippet(text)))
         .when(corrupt, F.concat(F.lit(f"expected {count} field{'s' if count != 1 else ''} in "), snippet(text)))
         .otherwise(first_problem(problems))
     )

@@ -25,6 +25,7 @@ from connector.formats.payload import (
     CORRUPT,
     DECIMAL_TEXT,
     FRACTION,
+    INVALID_UTF8,
     Codec,
     Decoded,
     PayloadFormat,
@@ -33,6 +34,7 @@ from connector.formats.payload import (
     first_problem,
     flink_timestamp_text,
     from_text,
+    invalid_utf8,
     snippet,
 )
 from connector.options.declarations import ConfigOption
@@ -159,6 +161,7 @@ def _json_decode(payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Deco
     corrupt = parsed.getField(CORRUPT).isNotNull()  # not an object, or a Spark-parsed field failed
     absent = text.isNull() | (F.trim(text) == F.lit("null"))
     blank = F.trim(text) == F.lit("")  # a 0-byte value: Flink's parser fails on it, it is not a NULL message
+    invalid = invalid_utf8(text)
     not_object = ~absent & (blank | F.coalesce(corrupt & F.json_object_keys(text).isNull(), F.lit(False)))
     # Text of the Spark-parsed fields, read again only for records Spark flagged.
     texts = F.from_json(text, StructType([StructField(f.name, StringType()) for f in by_spark]))
@@ -183,7 +186,7 @@ def _json_decode(payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Deco
         problems.append(field_problem(f, error, source))
 
     if fmt.ignore_parse_errors:
-        return Decoded(stage, values, absent, not_object, F.lit(None).cast(StringType()))
+        return Decoded(stage, values, absent, not_object | invalid, F.lit(None).cast(StringType()))
     if fmt.options.get("fail-on-missing-field"):
         keys = F.json_object_keys(text)
         missing = [
@@ -196,6 +199,7 @@ def _json_decode(payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Deco
         problems = missing + problems
     problem = (
         F.when(absent, F.lit(None).cast(StringType()))
+        .when(invalid, F.concat(F.lit(f"{INVALID_UTF8}: "), snippet(text)))
         .when(not_object, F.concat(F.lit("not a JSON object: "), snippet(text)))
         .otherwise(first_problem(problems))
     )

@@ -274,6 +274,15 @@ def kafka_origin(topic: Column, partition: Column, offset: Column) -> Column:
     )
 
 
+INVALID_UTF8 = "invalid UTF-8 text"
+
+
+def invalid_utf8(text: Column) -> Column:
+    """Whether a payload cast to STRING holds bytes that are no UTF-8 (Spark keeps them as they are, and would
+    show them as U+FFFD): Flink's text formats (Jackson) fail on such a record, it is malformed."""
+    return F.coalesce(~F.is_valid_utf8(text), F.lit(False))
+
+
 def snippet(text: Column) -> Column:
     """The payload text quoted for a message, cut after a few hundred characters."""
     cut = F.when(F.length(text) > _SNIPPET_CHARS, F.concat(F.substring(text, 1, _SNIPPET_CHARS), F.lit("...")))

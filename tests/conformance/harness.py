@@ -3,7 +3,7 @@
 A case is `cases/<name>.sql` (Flink SQL; `{{ var("brokers") }}` and one `{{ var("<topic>") }}` per topic) with its
 input `cases/<name>.input.jsonl`: one record per line, `{"topic": "src", "value": ..., "key": ..., "partition": 0,
 "timestamp": <epoch ms>}`, a value or key being a JSON object (written compactly), a string (its UTF-8 bytes) or
-null; a line `{"topic": "dst", "partitions": 4}` sizes a topic instead. Every topic variable gets a fresh topic
+null (`"value_hex"` / `"key_hex"`: bytes that are no text); a line `{"topic": "dst", "partitions": 4}` sizes a topic instead. Every topic variable gets a fresh topic
 (one partition, or as many as its records or that line need); the sink topics are read back after the run:
 
 * an append sink (`kafka`): its records as [partition, key, value] text, sorted (both engines may interleave
@@ -83,8 +83,8 @@ class Case:
         for record in self.inputs:
             producer.produce(
                 variables[record["topic"]],
-                value=_payload(record.get("value")),
-                key=_payload(record.get("key")),
+                value=_payload(record, "value"),
+                key=_payload(record, "key"),
                 partition=record.get("partition", 0),
                 timestamp=record.get("timestamp", 0),
             )
@@ -120,7 +120,10 @@ class Case:
         return result
 
 
-def _payload(value: Any) -> bytes | None:
+def _payload(record: dict[str, Any], field: str) -> bytes | None:
+    if f"{field}_hex" in record:
+        return bytes.fromhex(record[f"{field}_hex"])
+    value = record.get(field)
     if value is None:
         return None
     if isinstance(value, str):
