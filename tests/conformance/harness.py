@@ -3,8 +3,9 @@
 A case is `cases/<name>.sql` (Flink SQL; `{{ var("brokers") }}` and one `{{ var("<topic>") }}` per topic) with its
 input `cases/<name>.input.jsonl`: one record per line, `{"topic": "src", "value": ..., "key": ..., "partition": 0,
 "timestamp": <epoch ms>}`, a value or key being a JSON object (written compactly), a string (its UTF-8 bytes) or
-null (`"value_hex"` / `"key_hex"`: bytes that are no text); a line `{"topic": "dst", "partitions": 4}` sizes a topic instead. Every topic variable gets a fresh topic
-(one partition, or as many as its records or that line need); the sink topics are read back after the run:
+null (`"value_hex"` / `"key_hex"`: bytes that are no text); a line `{"topic": "dst", "partitions": 4}` sizes a
+topic instead. Every topic variable gets a fresh topic (one partition, or as many as its records or that line need);
+the sink topics are read back after the run:
 
 * an append sink (`kafka`): its records as [partition, key, value] text, sorted (both engines may interleave
   partitions differently; SQL fixes no order);
