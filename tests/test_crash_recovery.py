@@ -1,12 +1,13 @@
-"""`kafka-sql run` killed with SIGKILL at random moments, restarted from its checkpoint, and stopped with Ctrl-C.
+"""`kafka-sql run` killed with SIGKILL at ten moments of a run, restarted from its checkpoint, and stopped with Ctrl-C.
 
 The crash test runs one pipeline with two INSERTs over the same Kafka source, an unbounded one with a 1 s
-checkpoint interval: one to parquet files, one to a Kafka topic. Records are produced while it runs; every
-process of the run (driver, JVM, Python workers) is killed with SIGKILL at random points, ten times, and
-restarted each time from the same checkpoint directory; then one run is stopped with Ctrl-C while batches
-run back to back, and a last run, bounded at the latest offsets, catches up. Then the file sink must hold
-every input record exactly once (Spark reads the directory through its `_spark_metadata` log) and the Kafka
-sink every input record at least once.
+checkpoint interval: one to parquet files, one to a Kafka topic with 'exactly-once' delivery. Records are produced
+while it runs; every process of the run (driver, JVM, Python workers) is killed with SIGKILL at ten moments spread
+over a run (`MOMENTS`: during start-up; as a micro-batch is planned, while its sinks write it, as and after it
+commits) and restarted each time from the same checkpoint directory; then one run is stopped with Ctrl-C while
+batches run back to back, and a last run, bounded at the latest offsets, catches up. Then both sinks must hold every
+input record exactly once: the files as Spark reads them (through `_spark_metadata`) and as a reader that lists the
+directory does (pyarrow), the topic as a read_committed consumer does.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pyarrow.parquet as pq
 import pytest
 from confluent_kafka import Producer
 from test_run_e2e import KAFKA_SQL, committed, end_offsets, read_topic
@@ -35,8 +36,22 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 PARTITIONS = 3
-RUNS = 10
 RECORDS_PER_RUN = 30
+# When each run is killed: seconds after it started, after it planned its first micro-batch (`offsets/N`
+# written, its sinks not yet written), or after it committed one (`commits/N` written: the file sink's log and
+# the Kafka transactions are complete; the group commit follows).
+MOMENTS = [
+    ("start", 3.0),
+    ("planned", 0.0),
+    ("planned", 0.4),
+    ("planned", 1.0),
+    ("committed", 0.0),
+    ("committed", 0.3),
+    ("start", 8.0),
+    ("planned", 1.8),
+    ("committed", 0.8),
+    ("planned", 2.5),
+]
 
 CRASH_PIPELINE = """
 SET 'pipeline.name' = 'crash';
@@ -64,6 +79,8 @@ CREATE TABLE copies (id BIGINT, payload STRING) WITH (
   'connector' = 'kafka',
   'topic' = '{{ var("out") }}',
   'properties.bootstrap.servers' = '{{ var("brokers") }}',
+  'sink.delivery-guarantee' = 'exactly-once',
+  'sink.transactional-id-prefix' = '{{ var("out") }}',
   'format' = 'json'
 );
 
@@ -159,11 +176,21 @@ class Feed:
         return thread
 
 
-def wait_for_a_batch(process: subprocess.Popen[bytes], checkpoint: Path, before: set[Path]) -> float:
-    """Seconds until this run planned a micro-batch (a new offset-log entry)."""
+def commit_files(checkpoint: Path) -> set[Path]:
+    """The commit-log entries of every query: one is written when a micro-batch is complete in its sink."""
+    return set(checkpoint.glob("*/*/commits/[0-9]*"))
+
+
+def wait_for_a_batch(
+    process: subprocess.Popen[bytes],
+    checkpoint: Path,
+    before: set[Path],
+    log: Callable[[Path], set[Path]] = batch_files,
+) -> float:
+    """Seconds until this run planned a micro-batch (a new offset-log entry), or completed one with `commit_files`."""
     started = time.monotonic()
-    while batch_files(checkpoint) <= before and process.poll() is None and time.monotonic() - started < 120:
-        time.sleep(0.1)
+    while log(checkpoint) <= before and process.poll() is None and time.monotonic() - started < 120:
+        time.sleep(0.05)
     return time.monotonic() - started
 
 
@@ -222,30 +249,25 @@ def crashed(kafka_bootstrap: str, spark: SparkSession, tmp_path_factory: pytest.
     variables = {"brokers": kafka_bootstrap, "topic": topic, "out": out, "group": "crash", "path": str(work / "files")}
     crashed = Crashed(topic, out, work / "files", work / "runs.log")
     feed = Feed(kafka_bootstrap, topic)
-    seed = int(os.environ.get("KAFKA_SQL_CRASH_SEED", time.time_ns() % 1_000_000))
-    rng = random.Random(seed)
-    crashed.history.append(f"seed {seed} (KAFKA_SQL_CRASH_SEED)")
     began = time.monotonic()
-    for run in range(RUNS):
-        before = batch_files(checkpoint)
+    for run, (event, delay) in enumerate(MOMENTS):
+        planned_before, committed_before = batch_files(checkpoint), commit_files(checkpoint)
         process = start_run(sql, checkpoint, crashed.log, variables)
         producer = feed.in_background(RECORDS_PER_RUN, 0.1)
-        # Kill while batches run: a random delay after this run planned its first micro-batch, or, in one
-        # run of four, at a random point of the start-up.
-        if rng.random() < 0.25:
-            delay = rng.uniform(2.0, 15.0)
-            time.sleep(delay)
-            moment = f"{delay:.1f} s after start"
+        if event == "planned":
+            waited = wait_for_a_batch(process, checkpoint, planned_before)
+        elif event == "committed":
+            waited = wait_for_a_batch(process, checkpoint, committed_before, commit_files)
         else:
-            waited = wait_for_a_batch(process, checkpoint, before)
-            delay = rng.uniform(0.0, 3.0)
-            time.sleep(delay)
-            moment = f"{delay:.1f} s after its first batch, {waited + delay:.1f} s after start"
+            waited = 0.0
+        time.sleep(delay)
+        after = "start" if event == "start" else f"a batch was {event}"
+        moment = f"{delay:.1f} s after {after}, {waited + delay:.1f} s"
         assert process.poll() is None, f"run {run} ended by itself (code {process.returncode}); see {crashed.log}"
         kill_all(process)
         producer.join()
-        planned = len(batch_files(checkpoint) - before)
-        crashed.history.append(f"run {run}: killed {moment}, {planned} batch(es) planned")
+        planned = len(batch_files(checkpoint) - planned_before)
+        crashed.history.append(f"run {run}: killed {moment} after start, {planned} batch(es) planned")
         crashed.committed_not_written += unwritten_but_committed(spark, kafka_bootstrap, topic, crashed.files)
 
     # Ctrl-C while records keep coming, so batches run back to back.
@@ -254,7 +276,7 @@ def crashed(kafka_bootstrap: str, spark: SparkSession, tmp_path_factory: pytest.
     stop_producing = threading.Event()
     producer = feed.in_background(RECORDS_PER_RUN, 0.1, stop_producing)
     wait_for_a_batch(process, checkpoint, before)
-    time.sleep(rng.uniform(1.0, 3.0))
+    time.sleep(2.0)
     commits_at_signal = commit_counts(checkpoint)
     os.killpg(process.pid, signal.SIGINT)
     try:
@@ -288,6 +310,11 @@ def test_file_sink_holds_every_record_exactly_once_after_kill_9(
     assert crashed.final_code == 0, f"{crashed.history}, log {crashed.log}"
     rows = spark.read.parquet(str(crashed.files)).collect()
     assert sorted((r.id, r.payload) for r in rows) == [(i, f"p{i}") for i in crashed.ids], crashed.history
+    # A reader that lists the directory: no file of a batch that a kill interrupted is left beside its rerun.
+    listed = pq.read_table(str(crashed.files))
+    assert sorted(zip(listed.column("id").to_pylist(), listed.column("payload").to_pylist(), strict=True)) == [
+        (i, f"p{i}") for i in crashed.ids
+    ], crashed.history
     # The bounded run committed its end to the group: the next record to read is the end of each partition.
     ends = end_offsets(kafka_bootstrap, crashed.topic, PARTITIONS)
     assert committed(kafka_bootstrap, "crash", crashed.topic, PARTITIONS) == ends
@@ -301,11 +328,10 @@ def test_committed_offsets_never_run_ahead_of_the_file_sink(crashed: Crashed) ->
 
 
 @pytest.mark.slow
-def test_kafka_sink_loses_nothing_after_kill_9(crashed: Crashed, kafka_bootstrap: str) -> None:
+def test_exactly_once_kafka_sink_holds_every_record_once_after_kill_9(crashed: Crashed, kafka_bootstrap: str) -> None:
     assert crashed.final_code == 0, f"{crashed.history}, log {crashed.log}"
-    copies = read_topic(kafka_bootstrap, crashed.out)
-    assert {r["id"] for r in copies} == set(crashed.ids), crashed.history  # duplicates allowed: at least once
-    assert all(r["payload"] == f"p{r['id']}" for r in copies)
+    copies = read_topic(kafka_bootstrap, crashed.out)  # read_committed
+    assert sorted((r["id"], r["payload"]) for r in copies) == [(i, f"p{i}") for i in crashed.ids], crashed.history
 
 
 @pytest.mark.slow
