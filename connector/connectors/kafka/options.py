@@ -354,3 +354,12 @@ class KafkaOptions:
         default=timedelta(minutes=2),
         spark_only=True,
     )
+    RETRY_TIMEOUT = ConfigOption(
+        "scan.retry-timeout",
+        DURATION,
+        "How long the planning of a micro-batch retries Kafka requests that fail with a retriable error (a "
+        "broker restarting or unreachable, leader changes, fenced leader epochs, a coordinator loading), with "
+        "backoff, before the query fails; Java clients, and so Flink, retry these too.",
+        default=timedelta(minutes=3),
+        spark_only=True,
+    )

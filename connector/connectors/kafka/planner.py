@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import replace
+from typing import TypeVar
 
 from confluent_kafka import ConsumerGroupTopicPartitions, IsolationLevel, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
-from confluent_kafka.admin import AdminClient, OffsetSpec
+from confluent_kafka.admin import AdminClient, OffsetSpec, TopicMetadata
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows, ReadMinRows
 
 from connector.connectors.kafka.commit import CommitMode, OffsetCommitter, commit_mode
@@ -33,9 +34,11 @@ from connector.connectors.kafka.offsets import (
     to_spark,
 )
 from connector.connectors.kafka.reader import REQUEST_TIMEOUT_SECONDS, KafkaInputPartition
+from connector.connectors.kafka.retries import is_transient, retrying
 from connector.connectors.kafka.settings import SourceSettings
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # Planner (admin client) defaults a user may override with properties.*: librdkafka drops the bootstrap
 # connection once it knows the brokers, and the first metadata request then often waits for the next
@@ -226,11 +229,15 @@ class Planner:
 
     def _list_partitions(self) -> list[TopicPartition]:
         subscription = self.settings.subscription
-        try:
+
+        def request() -> dict[str, TopicMetadata]:
             metadata = self._client().list_topics(timeout=REQUEST_TIMEOUT_SECONDS)
-        except KafkaException as error:
-            raise self._unreachable(error) from None
-        topics = {name: meta for name, meta in metadata.topics.items() if meta.error is None}
+            for name, meta in metadata.topics.items():
+                if meta.error is not None and is_transient(meta.error) and subscription.matches(name):
+                    raise KafkaException(meta.error)  # e.g. no leader while a broker restarts: not a missing topic
+            return {name: meta for name, meta in metadata.topics.items() if meta.error is None}
+
+        topics = self._retrying(request, "metadata request")
         if subscription.pattern is not None:
             names = [n for n in topics if n not in INTERNAL_TOPICS and subscription.matches(n)]
         else:
@@ -287,15 +294,19 @@ class Planner:
     def _list_offsets(self, partitions: Sequence[TopicPartition], *specs: OffsetSpec) -> list[Offsets]:
         """The offsets of `partitions` for each spec; every request is sent before any answer is awaited."""
         isolation = IsolationLevel.READ_COMMITTED if self.settings.read_committed else IsolationLevel.READ_UNCOMMITTED
-        requests = [
-            self._client().list_offsets(
-                {KafkaTopicPartition(t, p): spec for t, p in partitions},
-                isolation_level=isolation,
-                request_timeout=REQUEST_TIMEOUT_SECONDS,
-            )
-            for spec in specs
-        ]
-        return [self._answers(futures) for futures in requests]
+
+        def request() -> list[Offsets]:
+            requests = [
+                self._client().list_offsets(
+                    {KafkaTopicPartition(t, p): spec for t, p in partitions},
+                    isolation_level=isolation,
+                    request_timeout=REQUEST_TIMEOUT_SECONDS,
+                )
+                for spec in specs
+            ]
+            return [self._answers(futures) for futures in requests]
+
+        return self._retrying(request, "offsets request")
 
     def _answers(self, futures: dict[KafkaTopicPartition, Future]) -> Offsets:
         result: Offsets = {}
@@ -310,22 +321,36 @@ class Planner:
                     KafkaError._UNKNOWN_TOPIC,
                 ):
                     continue  # deleted: the planner decides whether that is data loss
-                raise self._unreachable(error) from None
+                raise
         return result
 
     def _fetch_committed(self, partitions: Sequence[TopicPartition]) -> Offsets:
         """The group's committed offsets; partitions without one are left out."""
         if not partitions or self.settings.group_id is None:
             return {}
-        request = ConsumerGroupTopicPartitions(
-            self.settings.group_id, [KafkaTopicPartition(t, p) for t, p in partitions]
-        )
+        group = ConsumerGroupTopicPartitions(self.settings.group_id, [KafkaTopicPartition(t, p) for t, p in partitions])
+
+        def request() -> Offsets:
+            futures = self._client().list_consumer_group_offsets([group], request_timeout=REQUEST_TIMEOUT_SECONDS)
+            answer = futures[group.group_id].result()
+            return {(tp.topic, tp.partition): tp.offset for tp in answer.topic_partitions if tp.offset >= 0}
+
+        return self._retrying(request, f"request for the committed offsets of group '{group.group_id}'")
+
+    def _retrying(self, request: Callable[[], T], what: str) -> T:
+        """`request()`, retried through transient errors for 'scan.retry-timeout' (`retries`); then an error
+        for the user."""
+        timeout = self.settings.retry_timeout_ms / 1000.0
         try:
-            futures = self._client().list_consumer_group_offsets([request], request_timeout=REQUEST_TIMEOUT_SECONDS)
-            answer = futures[self.settings.group_id].result()
+            return retrying(request, what, timeout, before_retry=self._forget_client)
         except KafkaException as error:
-            raise self._unreachable(error) from None
-        return {(tp.topic, tp.partition): tp.offset for tp in answer.topic_partitions if tp.offset >= 0}
+            waited = f" (retried for {timeout:.0f} s, 'scan.retry-timeout')" if is_transient(error) else ""
+            raise KafkaSourceError(f"Kafka {what} to {self.settings.bootstrap_servers} failed{waited}: "
+                                   f"{_reason(error)}") from None
+
+    def _forget_client(self) -> None:
+        """Make the next request use a new client, with fresh metadata."""
+        self._admin = None
 
     def _client(self) -> AdminClient:
         if self._admin is None:
@@ -340,11 +365,6 @@ class Planner:
             self._admin = AdminClient(config)
         return self._admin
 
-    def _unreachable(self, error: KafkaException) -> KafkaSourceError:
-        return KafkaSourceError(
-            f"Kafka request to {self.settings.bootstrap_servers} failed: {error}. Check that the broker is "
-            "reachable and option 'properties.bootstrap.servers' (and any security 'properties.*')."
-        )
 
     def _warn(self, warnings: Sequence[str]) -> None:
         """Log each distinct warning once per run (planning repeats while a batch waits)."""
@@ -352,3 +372,16 @@ class Planner:
             if warning not in self._warned:
                 self._warned.add(warning)
                 log.warning("%s", warning)
+
+
+def _reason(error: KafkaException) -> str:
+    """What failed, in words, with what to check."""
+    kafka_error = error.args[0] if error.args else None
+    if not isinstance(kafka_error, KafkaError):
+        return str(error)
+    code, text = kafka_error.code(), f"{kafka_error.str()} ({kafka_error.name()})"
+    if code in (KafkaError._AUTHENTICATION, KafkaError.SASL_AUTHENTICATION_FAILED):
+        return f"authentication failed: {text}. Check the security options 'properties.*'."
+    if code in (KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._TIMED_OUT, KafkaError._RESOLVE):
+        return f"{text}. Check that the broker is reachable at option 'properties.bootstrap.servers'."
+    return text

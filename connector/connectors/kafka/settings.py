@@ -104,6 +104,7 @@ class SourceSettings:
     fail_on_data_loss: bool = True
     min_partitions: int | None = None
     poll_timeout_ms: int = 2 * 60 * 1000
+    retry_timeout_ms: int = 3 * 60 * 1000  # planning requests failing with a retriable error
     end_of_input_row: bool = False  # see connector.connectors.kafka.source: set only by an explicit option
     commit_on_checkpoint: bool = True
     enable_auto_commit: bool = False
@@ -191,6 +192,7 @@ class SourceSettings:
             fail_on_data_loss=fail_on_data_loss is not False,
             min_partitions=_value(opts, KafkaOptions.MIN_PARTITIONS),
             poll_timeout_ms=max(_millis(poll_timeout), 1),
+            retry_timeout_ms=_millis(_value(opts, KafkaOptions.RETRY_TIMEOUT)),
             # kafka-sql's engine sets it for bounded tables with a WATERMARK: a plain `flink-kafka` read gets no
             # extra row unless it asks for one.
             end_of_input_row=KafkaOptions.BOUNDED_END_WATERMARK.key in opts

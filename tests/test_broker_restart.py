@@ -1,0 +1,82 @@
+"""A pipeline lives through a broker killed with SIGKILL and restarted on the same data 15 s later.
+
+Java clients (and so Flink) retry what Kafka calls retriable, such as leaders not yet elected and coordinators still
+loading after a restart; the planner does too ('scan.retry-timeout'). The pipeline of the crash test (parquet files
+and an exactly-once Kafka topic) runs on a broker of its own while the broker goes down and comes back; then every
+record must be in both sinks exactly once.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pyarrow.parquet as pq
+import pytest
+from test_crash_recovery import CRASH_PIPELINE, PARTITIONS, Feed, commit_files, kill_all, start_run
+from test_run_e2e import read_topic
+
+from connector.dev import broker
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+OUTAGE_SECONDS = 15
+
+
+def wait_for(condition: object, what: str, timeout: float, log: Path) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, f"timed out waiting for {what}; see {log}"
+        time.sleep(0.2)
+
+
+@pytest.mark.slow
+def test_a_pipeline_keeps_running_through_a_broker_restart_and_loses_nothing(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    data_dir = tmp_path / "broker"
+    info = broker.start(data_dir)
+    try:
+        topic, out = "restart-in", "restart-out"
+        broker.create_topic(info.bootstrap, topic, partitions=PARTITIONS)
+        broker.create_topic(info.bootstrap, out, partitions=1)
+        sql, checkpoint, log, files = tmp_path / "restart.sql", tmp_path / "cp", tmp_path / "run.log", tmp_path / "f"
+        sql.write_text(CRASH_PIPELINE)
+        variables = {"brokers": info.bootstrap, "topic": topic, "out": out, "group": "restart", "path": str(files)}
+        feed = Feed(info.bootstrap, topic)
+        feed.send(30)
+        process = start_run(sql, checkpoint, log, variables)
+        try:
+            wait_for(lambda: len(commit_files(checkpoint)) >= 2, "the first batch of both queries", 180, log)
+            os.kill(info.pid, signal.SIGKILL)
+            time.sleep(OUTAGE_SECONDS)
+            assert process.poll() is None, f"the run ended while the broker was down; see {log}"
+            restarted = broker.start(data_dir)
+            assert restarted.bootstrap == info.bootstrap
+            feed = Feed(info.bootstrap, topic)
+            feed.next_id = 30
+            feed.send(30)
+
+            def copied_all() -> bool:
+                return len({row.id for row in spark.read.parquet(str(files)).select("id").collect()}) == 60
+
+            wait_for(copied_all, "the records produced after the restart", 240, log)
+            assert process.poll() is None, f"the run ended; see {log}"
+            os.killpg(process.pid, signal.SIGINT)
+            assert process.wait(120) == 0, log.read_text()
+        finally:
+            if process.poll() is None:
+                kill_all(process)
+        expected = [(i, f"p{i}") for i in range(60)]
+        rows = spark.read.parquet(str(files)).collect()
+        assert sorted((r.id, r.payload) for r in rows) == expected
+        listed = pq.read_table(str(files))
+        assert sorted(zip(listed.column("id").to_pylist(), listed.column("payload").to_pylist(), strict=True)) == expected
+        assert sorted((r["id"], r["payload"]) for r in read_topic(info.bootstrap, out)) == expected
+        assert "Traceback" not in log.read_text()
+    finally:
+        broker.stop(data_dir)
