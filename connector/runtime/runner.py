@@ -287,7 +287,7 @@ def _monitor(running: list[engine.RunningQuery], options: RunOptions, stop_reque
     failures: list[str] = []
     live = Live(_table(running, done, tallies), console=console, refresh_per_second=2, redirect_stdout=False,
                 transient=False) if console.is_terminal else None
-    last_line = 0.0
+    last_lines: dict[str, str] = {}  # without a terminal: the progress line last printed per query
     if live is not None:
         live.start()
     try:
@@ -318,14 +318,15 @@ def _monitor(running: list[engine.RunningQuery], options: RunOptions, stop_reque
                     done[r.plan.name] = "finished"
             if live is not None:
                 live.update(_table(running, done, tallies))
-            elif time.monotonic() - last_line >= 5:
-                last_line = time.monotonic()
+            else:  # CI logs, nohup: a line when a query's figures changed, not one per refresh
                 for r in running:
                     p = _progress(r)
                     tally, lag = tallies[r.plan.name], _lag(p)
-                    console.print(f"{r.plan.name}: batch {p.get('batchId', '-')} rows {tally.rows} "
-                                  f"lag {'-' if lag is None else lag} malformed {tally.malformed} "
-                                  f"quality {_quality(r)}", markup=False)
+                    line = (f"{r.plan.name}: batch {p.get('batchId', '-')} rows {tally.rows} "
+                            f"lag {'-' if lag is None else lag} malformed {tally.malformed} quality {_quality(r)}")
+                    if last_lines.get(r.plan.name) != line:
+                        last_lines[r.plan.name] = line
+                        console.print(line, markup=False)
             time.sleep(0.5)
         stopping = [r for r in running if r.plan.name not in done]
         stop_all_cleanly(stopping)
