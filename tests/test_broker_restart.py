@@ -8,6 +8,7 @@ record must be in both sinks exactly once.
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import time
@@ -75,7 +76,8 @@ def test_a_pipeline_keeps_running_through_a_broker_restart_and_loses_nothing(
         rows = spark.read.parquet(str(files)).collect()
         assert sorted((r.id, r.payload) for r in rows) == expected
         listed = pq.read_table(str(files))
-        assert sorted(zip(listed.column("id").to_pylist(), listed.column("payload").to_pylist(), strict=True)) == expected
+        pairs = zip(listed.column("id").to_pylist(), listed.column("payload").to_pylist(), strict=True)
+        assert sorted(pairs) == expected
         assert sorted((r["id"], r["payload"]) for r in read_topic(info.bootstrap, out)) == expected
         text = log.read_text()
         assert "Traceback" not in text
@@ -83,6 +85,6 @@ def test_a_pipeline_keeps_running_through_a_broker_restart_and_loses_nothing(
         for query in ("crash.files", "crash.copies"):
             progress = [line for line in text.splitlines() if line.startswith(f"{query}: batch ")]
             assert progress, text
-            assert all(a != b for a, b in zip(progress, progress[1:], strict=False)), progress
+            assert all(a != b for a, b in itertools.pairwise(progress)), progress
     finally:
         broker.stop(data_dir)
