@@ -81,6 +81,9 @@ def test_a_pipeline_keeps_running_through_a_broker_restart_and_loses_nothing(
         assert sorted((r["id"], r["payload"]) for r in read_topic(info.bootstrap, out)) == expected
         text = log.read_text()
         assert "Traceback" not in text
+        # librdkafka's log, through Python logging: each client process shows a condition once per 30 s.
+        assert not [line for line in text.splitlines() if line.startswith("%")], text
+        assert len([line for line in text.splitlines() if "Connect to ipv4" in line]) <= 30, text
         # Not a terminal: a progress line when a query's figures changed, not the same line while the broker is down.
         for query in ("crash.files", "crash.copies"):
             progress = [line for line in text.splitlines() if line.startswith(f"{query}: batch ")]

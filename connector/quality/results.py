@@ -177,6 +177,7 @@ class ResultsWriter:
             return None
         from confluent_kafka import Consumer, KafkaException, TopicPartition
 
+        from connector.connectors.kafka.client_log import logged
         from connector.connectors.kafka.settings import SourceSettings
 
         lag: dict[str, dict[str, int]] = {}
@@ -189,8 +190,8 @@ class ResultsWriter:
             try:
                 settings = SourceSettings.from_options(table.options)
                 consumer = Consumer(
-                    {**settings.client_config("quality-gate"), "group.id": "kafka-sql-quality-gate",
-                     "enable.auto.commit": False}
+                    logged({**settings.client_config("quality-gate"), "group.id": "kafka-sql-quality-gate",
+                            "enable.auto.commit": False})
                 )
             except Exception as error:  # lag is informative: never fail a batch for it
                 log.warning("Cannot ask Kafka for the lag of %s: %s", self.query_name, error)

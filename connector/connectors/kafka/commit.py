@@ -31,6 +31,7 @@ from enum import Enum
 from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
+from connector.connectors.kafka.client_log import logged
 from connector.connectors.kafka.errors import KafkaSourceError
 from connector.connectors.kafka.offsets import Offsets, describe, from_json
 from connector.connectors.kafka.settings import SourceSettings
@@ -127,7 +128,7 @@ class OffsetCommitter:
     def _client(self) -> Consumer:
         if self._consumer is None:
             config = {**committer_config(self._settings), "on_commit": self._on_commit}
-            self._consumer = Consumer(config)
+            self._consumer = Consumer(logged(config))
         return self._consumer
 
     def _on_commit(self, error: KafkaError | None, partitions: list[KafkaTopicPartition]) -> None:
@@ -168,7 +169,7 @@ def commit_offsets_now(options: Mapping[str, str], offsets_json: str) -> None:
     offsets = from_json(offsets_json)
     if not offsets:
         return
-    consumer = Consumer(committer_config(settings))
+    consumer = Consumer(logged(committer_config(settings)))
     try:
         result = consumer.commit(offsets=to_kafka(offsets), asynchronous=False)
         failed = [tp for tp in result or [] if tp.error is not None]

@@ -19,6 +19,7 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec, TopicMetadata
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows, ReadMinRows
 
+from connector.connectors.kafka.client_log import logged
 from connector.connectors.kafka.commit import CommitMode, OffsetCommitter, commit_mode
 from connector.connectors.kafka.errors import KafkaSourceError
 from connector.connectors.kafka.offsets import (
@@ -342,7 +343,10 @@ class Planner:
         for the user."""
         timeout = self.settings.retry_timeout_ms / 1000.0
         try:
-            return retrying(request, what, timeout, before_retry=self._forget_client)
+            result = retrying(request, what, timeout, before_retry=self._forget_client)
+            if self._admin is not None:
+                self._admin.poll(0)  # serves the client's log (`client_log`)
+            return result
         except KafkaException as error:
             waited = f" (retried for {timeout:.0f} s, 'scan.retry-timeout')" if is_transient(error) else ""
             raise KafkaSourceError(f"Kafka {what} to {self.settings.bootstrap_servers} failed{waited}: "
@@ -362,7 +366,7 @@ class Planner:
                     if key not in CONSUMER_ONLY_PROPERTIES
                 },
             }
-            self._admin = AdminClient(config)
+            self._admin = AdminClient(logged(config))
         return self._admin
 
 

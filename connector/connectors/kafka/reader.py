@@ -20,6 +20,7 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 from pyspark import TaskContext
 from pyspark.sql.datasource import InputPartition
 
+from connector.connectors.kafka.client_log import logged
 from connector.connectors.kafka.commit import CommitMode, commit_mode
 from connector.connectors.kafka.errors import DataLossError, KafkaSourceError
 from connector.connectors.kafka.offsets import data_loss_message
@@ -112,7 +113,7 @@ def read_partition(settings: SourceSettings, partition: KafkaInputPartition) -> 
     key = tuple(sorted((k, str(v)) for k, v in config.items()))
     consumer = _CONSUMERS.get(key)
     if consumer is None:
-        consumer = _CONSUMERS[key] = Consumer(config)
+        consumer = _CONSUMERS[key] = Consumer(logged(config))
     _freeze_long_lived_objects()
     collecting = gc.isenabled()
     gc.disable()

@@ -63,6 +63,8 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
+from connector.connectors.kafka.client_log import logged
+
 log = logging.getLogger(__name__)
 
 GUARANTEES = ("none", "at-least-once", "exactly-once")
@@ -280,7 +282,7 @@ def close_cached_producers() -> None:
 def _new_producer(config: Mapping[str, str], deliveries: _Deliveries) -> Producer:
     """A producer that reports failed deliveries only, to `deliveries`: a delivered record costs no Python call."""
     try:
-        return Producer({**config, "on_delivery": deliveries, "delivery.report.only.error": True})
+        return Producer(logged({**config, "on_delivery": deliveries, "delivery.report.only.error": True}))
     except KafkaException as error:
         raise KafkaSinkError(f"Invalid Kafka producer configuration ('properties.*'): {error}") from None
 
@@ -426,12 +428,14 @@ def _write_transaction(
     deliveries = _Deliveries()
     producer = _new_producer({**settings.producer_config, "transactional.id": transactional_id}, deliveries)
     consumer = Consumer(
-        {
-            **settings.client_properties,
-            "group.id": transactional_id,
-            "enable.auto.commit": False,
-            "isolation.level": "read_committed",
-        }
+        logged(
+            {
+                **settings.client_properties,
+                "group.id": transactional_id,
+                "enable.auto.commit": False,
+                "isolation.level": "read_committed",
+            }
+        )
     )
     try:
         producer.init_transactions(REQUEST_TIMEOUT_SECONDS)  # fences older attempts, aborts what they left open

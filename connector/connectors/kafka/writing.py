@@ -15,6 +15,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from connector.connectors.kafka.client_log import logged
 from connector.connectors.kafka.sink import (
     BATCH_ID_OPTION,
     QUERY_ID_OPTION,
@@ -108,7 +109,7 @@ class KafkaBatch:
         """Fail the first batch at once, naming the topic, when a 'topic' does not exist and the broker does not
         create it (the producer would only give up after 'topic.metadata.propagation.max.ms')."""
         settings = SinkSettings.from_options(self.options)
-        producer = Producer(settings.producer_config)
+        producer = Producer(logged(settings.producer_config))
         bootstrap = settings.producer_config.get("bootstrap.servers")
         for topic in settings.topics:
             try:
