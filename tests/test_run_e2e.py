@@ -443,6 +443,46 @@ def test_a_run_that_completes_no_batch_commits_nothing_to_the_group(
     assert committed(kafka_bootstrap, "stale", source, 2) == {}
 
 
+BIG_RECORD = COPY_TO_KAFKA.replace(
+    "SELECT id, name FROM events", "SELECT id, REPEAT(name, 1000000) FROM events"
+).replace("  'topic' = '{{ var(\"out\") }}',", "  'topic' = '{{ var(\"out\") }}',\n  {{ var(\"limit\", \"\") }}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("limit", ["", "'properties.max.request.size' = '5000000',"])
+def test_a_record_over_the_size_limit_fails_naming_topic_size_limit_and_option(
+    limit: str,
+    spark: SparkSession,
+    kafka_bootstrap: str,
+    topic_factory: Callable[..., str],
+    produce: Produce,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Over the producer's limit (Java's max.request.size, 1 MiB) it fails at once; over the broker's (raised
+    producer limit), when the broker refuses it."""
+    source, out = topic_factory(partitions=1), topic_factory(partitions=1)
+    produce_json(produce, source, [(0, {"id": 1, "name": "ab"})])
+    sql = tmp_path / "big.sql"
+    sql.write_text(BIG_RECORD)
+    variables = {"brokers": kafka_bootstrap, "topic": source, "group": "big", "out": out, "limit": limit}
+    result = run(capsys, sql, tmp_path / "checkpoints", **variables)
+
+    assert result.code == 1
+    assert_readable(result.err)
+    message = " ".join(result.err.split())
+    size = len(json.dumps({"id": 1, "name": "ab" * 1_000_000}, separators=(",", ":")))  # what the sink writes
+    if not limit:
+        assert (
+            f"A record of {size} bytes (key and value) for topic '{out}' is over the producer's limit of "
+            "1000000 bytes. Raise it with 'properties.max.request.size'"
+        ) in message
+    else:
+        assert f"Failed to deliver 1 record(s) to Kafka; first: topic '{out}' partition 0:" in message
+        assert f"(a record of {size} bytes; the broker's limit is the topic's max.message.bytes)" in message
+    assert committed(kafka_bootstrap, "big", source, 1) == {}
+
+
 # ---- counts --------------------------------------------------------------------------------------------
 
 GENERATED = """

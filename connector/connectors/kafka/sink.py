@@ -94,6 +94,9 @@ _NOT_FOR_PRODUCER = frozenset(
         "exclude.internal.topics",
     }
 )
+# Java producer properties (as Flink users write them) under their librdkafka names.
+_JAVA_NAMES = {"max.request.size": "message.max.bytes"}
+DEFAULT_MESSAGE_MAX_BYTES = "1000000"  # librdkafka's message.max.bytes, as Java's max.request.size (1 MiB)
 _PRODUCER_ONLY = frozenset(
     {
         "acks",
@@ -162,7 +165,7 @@ class SinkSettings:
             )
         if guarantee == "exactly-once" and not topics:
             raise KafkaSinkError("'sink.delivery-guarantee' = 'exactly-once' needs the 'topic' option.")
-        client = {k: v for k, v in properties.items() if k not in _NOT_FOR_PRODUCER}
+        client = {_JAVA_NAMES.get(k, k): v for k, v in properties.items() if k not in _NOT_FOR_PRODUCER}
         producer = {"partitioner": "murmur2_random", **client}  # Java's default partitioner
         batch_id = opts.get(BATCH_ID_OPTION)
         return cls(
@@ -221,7 +224,15 @@ class KafkaBatchWriter(DataSourceArrowWriter):
         log.debug("%s records written", _count(messages))
 
     def abort(self, messages: Sequence[WriterCommitMessage | None]) -> None:
-        log.warning("write aborted after %s records were written", _count(messages))
+        guarantee = self.settings.guarantee
+        fate = "were aborted" if guarantee == "exactly-once" else "may have been delivered"
+        log.warning(
+            "Kafka write of a micro-batch failed: the tasks that completed produced %s record(s), those of the failed "
+            "task(s) %s ('%s'); the batch runs again when the query restarts.",
+            _count(messages),
+            fate,
+            guarantee,
+        )
 
 
 def _count(messages: Sequence[WriterCommitMessage | None]) -> int:
@@ -246,6 +257,11 @@ class _Deliveries:
             self.failed += 1
             if self.failed == 1:
                 self.first = f"topic '{message.topic()}' partition {message.partition()}: {error.str()}"
+                if error.code() == KafkaError.MSG_SIZE_TOO_LARGE:
+                    size = len(message.value() or b"") + len(message.key() or b"")
+                    self.first += (
+                        f" (a record of {size} bytes; the broker's limit is the topic's max.message.bytes)"
+                    )
 
     def reset(self) -> None:
         self.failed = 0
@@ -381,9 +397,27 @@ def _produce_all(producer: Producer, router: _Router, batches: Iterator[pa.Recor
                     break
                 except BufferError:  # the local queue is full: let deliveries drain it
                     producer.poll(0.1)
+                except KafkaException as error:
+                    raise _produce_error(error, topic, value, key, router.settings) from None
         count += batch.num_rows
         producer.poll(0)
     return count
+
+
+def _produce_error(
+    error: KafkaException, topic: str, value: bytes | None, key: bytes | None, settings: SinkSettings
+) -> KafkaSinkError:
+    """A record the producer refused, in words: over the size limit, with the limit and the option that sets it."""
+    kafka_error = error.args[0] if error.args else None
+    if isinstance(kafka_error, KafkaError) and kafka_error.code() == KafkaError.MSG_SIZE_TOO_LARGE:
+        size = len(value or b"") + len(key or b"")
+        limit = settings.producer_config.get("message.max.bytes", DEFAULT_MESSAGE_MAX_BYTES)
+        return KafkaSinkError(
+            f"A record of {size} bytes (key and value) for topic '{topic}' is over the producer's limit of {limit} "
+            "bytes. Raise it with 'properties.max.request.size' (and the topic's max.message.bytes on the broker), "
+            "or write smaller records."
+        )
+    return KafkaSinkError(f"Kafka producer refused a record for topic '{topic}': {error}")
 
 
 def _task() -> tuple[int, int | None, str | None]:
