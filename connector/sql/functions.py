@@ -40,6 +40,14 @@ def spark_cast(node: exp.Cast) -> exp.Expr:
         raise TranspileError(str(err), node) from None
     flink_type = target.sql(dialect="flink")
     node.set("to", exp.DataType.build(ddl, dialect="spark", udt=True))
+    converted = _convert(node, target, flink_type)
+    if converted is not node:
+        converted.meta[_CAST_TO] = node.args["to"]
+    return converted
+
+
+def _convert(node: exp.Cast, target: exp.DataType, flink_type: str) -> exp.Expr:
+    """The Spark expression of a CAST whose Spark type is set: `node`, or `node` made to behave as Flink's."""
     if isinstance(node, exp.TryCast):
         if target.this in _INTEGRAL_TYPES:
             # Flink reads the integer part of '3.9' (3); Spark's TRY_CAST of such text is NULL.
@@ -82,6 +90,14 @@ _INTEGRAL_TYPES = {
     exp.DataType.Type.BIGINT,
 }
 _TEXT_TYPES = {exp.DataType.Type.VARCHAR, exp.DataType.Type.CHAR, exp.DataType.Type.TEXT, exp.DataType.Type.NVARCHAR}
+# On the Spark expression of a rewritten CAST: the Spark type it gives (that of the CAST it replaced).
+_CAST_TO = "spark_cast_to"
+# Spark's `typeof` name of the Spark types `_when_type` asks about; None for types that are neither.
+_TYPEOF: dict[exp.DType, str | None] = {
+    **dict.fromkeys(exp.DataType.NUMERIC_TYPES | exp.DataType.TEMPORAL_TYPES),
+    exp.DataType.Type.TEXT: "string",
+    exp.DataType.Type.BOOLEAN: "boolean",
+}
 _PARSED_TYPES = {
     *exp.DataType.NUMERIC_TYPES,
     exp.DataType.Type.BOOLEAN,
@@ -91,8 +107,13 @@ _PARSED_TYPES = {
 
 
 def _when_type(value: exp.Expr, spark_type: str, then: exp.Expr, otherwise: exp.Expr) -> exp.Expr:
-    """`then` where `value` has Spark type `spark_type`, else `otherwise`: the transpiler knows no types, Spark
-    folds `typeof` when it plans the query."""
+    """`then` where `value` has Spark type `spark_type`, else `otherwise`. Decided here when `value` is a CAST (or
+    one rewritten here), whose type is evident: nested CASTs would otherwise repeat their operand at each level,
+    five times as long per level. Else Spark decides: the transpiler knows no types, Spark folds `typeof` when it
+    plans the query."""
+    evident = value.to if isinstance(value, exp.Cast) else value.meta.get(_CAST_TO) if value._meta else None
+    if isinstance(evident, exp.DataType) and evident.this in _TYPEOF:
+        return then if _TYPEOF[evident.this] == spark_type else otherwise
     is_type = exp.EQ(this=fn("typeof", value.copy()), expression=exp.Literal.string(spark_type))
     return exp.Case(ifs=[exp.If(this=is_type, true=then)], default=otherwise)
 

@@ -3,7 +3,8 @@
 The script is tokenized once with the Flink dialect's tokenizer, split into statements at `;` tokens
 (a statement set, `EXECUTE STATEMENT SET BEGIN ... END` or the legacy `BEGIN STATEMENT SET; ...
 END;`, stays one statement), and each statement is parsed on its own, so every syntax error in the
-file is reported, each at the line and column of the offending token.
+file is reported, each at the line and column of the offending token. A statement nested deeper than
+`connector.sql.nesting` allows is reported at the token that goes too deep, and not parsed.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from sqlglot.errors import ErrorLevel, ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
 from connector.diagnostics import Diagnostic, PipelineError
+from connector.sql import nesting
 from connector.sql.dialect import Flink
 
 
@@ -60,14 +62,22 @@ def parse_script(sql: str, file: str = "<string>") -> list[ParsedStatement]:
     except TokenError as error:
         raise PipelineError([_token_error(error, tokenizer, sql, lines, file)]) from None
 
+    nesting.allow_max_depth()
     parser = _DIALECT.parser(error_level=ErrorLevel.IMMEDIATE)
     statements: list[ParsedStatement] = []
     diagnostics: list[Diagnostic] = []
     for group in _statement_tokens(tokens):
+        deepest = nesting.too_deep(group)
+        if deepest is not None:
+            diagnostics.append(Diagnostic(file, *lines.position(deepest.start), "error", "nesting", nesting.MESSAGE))
+            continue
         try:
             expressions = [e for e in parser.parse(group, sql) if e is not None]
         except ParseError as error:
             diagnostics.append(_parse_error(error, group, sql, lines, file))
+            continue
+        except RecursionError:  # nesting the token check does not count (NOT NOT ... x): at the statement
+            diagnostics.append(Diagnostic(file, *lines.position(group[0].start), "error", "nesting", nesting.MESSAGE))
             continue
         line, column = lines.position(group[0].start)
         text = sql[group[0].start : group[-1].end + 1]

@@ -63,6 +63,11 @@ class FlinkSchemaParser(HiveParser):
         allow_identifiers: bool = True,
         with_collation: bool = False,
     ) -> exp.Expr | None:
+        ahead = (self._curr.token_type, self._next.token_type) if self._curr and self._next else None
+        if ahead == (TokenType.ARRAY, TokenType.L_BRACKET):
+            # Flink has no `ARRAY[n]` type: this is the value constructor. sqlglot would parse its elements as
+            # array sizes first and then again as values, twice per level of nested ARRAY[...].
+            return None
         if not check_func:
             nested = self._parse_nested_type() or self._parse_interval_type()
             if nested:
