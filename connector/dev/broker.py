@@ -33,6 +33,7 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ClusterMetadata, NewPartitions, NewTopic
 
 from connector.dev.maven import Artifact, MavenError, resolve_jars
+from connector.dev.sasl import SaslListener
 
 KAFKA_VERSION = "4.4.0"
 LOG4J_VERSION = "2.24.3"
@@ -104,8 +105,10 @@ def start(
     port: int = 0,
     timeout: float = 90.0,
     on_progress: Callable[[str], None] | None = None,
+    sasl: SaslListener | None = None,
 ) -> BrokerInfo:
-    """Start the broker of `data_dir` unless it already runs; return once it serves clients.
+    """Start the broker of `data_dir` unless it already runs; return once it serves clients (on its PLAINTEXT
+    port; `sasl` adds an authenticating listener, see `connector.dev.sasl`).
 
     `port` 0 reuses the port of the previous run when it is free, else picks a free one.
     `timeout` bounds the broker's own startup, not the first-time download of its jars.
@@ -130,12 +133,12 @@ def start(
         broker_port = _pick_port(port, state.port if state else None, avoid=set())
         controller_port = _pick_port(0, state.controller_port if state else None, avoid={broker_port})
         libs = _libs(on_progress)
-        config = _write_config(data_dir, broker_port, controller_port)
+        config = _write_config(data_dir, broker_port, controller_port, sasl)
         _set_aside_logs(data_dir)
         if not (_log_dirs(data_dir) / "meta.properties").exists():
             if on_progress is not None:
                 on_progress(f"Formatting broker storage in {data_dir}")
-            _format_storage(java, libs, data_dir, config)
+            _format_storage(java, libs, data_dir, config, sasl.format_arguments() if sasl else [])
         if on_progress is not None:
             on_progress(f"Starting Kafka {KAFKA_VERSION} broker on {HOST}:{broker_port}")
         pid = _launch(java, libs, data_dir, config)
@@ -364,15 +367,17 @@ def _pick_port(requested: int, previous: int | None, avoid: set[int]) -> int:
             return port
 
 
-def _write_config(data_dir: Path, port: int, controller_port: int) -> Path:
+def _write_config(data_dir: Path, port: int, controller_port: int, sasl: SaslListener | None = None) -> Path:
     """Write server.properties and the log4j2 config for one run; ports may change between runs."""
+    secured = sasl.settings(HOST) if sasl else {}
+    extra_listener = f",{secured.pop('listener')}" if secured else ""
     settings = {
         "process.roles": "broker,controller",
         "node.id": "1",
         "controller.quorum.voters": f"1@{HOST}:{controller_port}",
-        "listeners": f"PLAINTEXT://{HOST}:{port},CONTROLLER://{HOST}:{controller_port}",
-        "advertised.listeners": f"PLAINTEXT://{HOST}:{port}",
-        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "listeners": f"PLAINTEXT://{HOST}:{port},CONTROLLER://{HOST}:{controller_port}{extra_listener}",
+        "advertised.listeners": f"PLAINTEXT://{HOST}:{port}{extra_listener}",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
         "inter.broker.listener.name": "PLAINTEXT",
         "controller.listener.names": "CONTROLLER",
         "log.dirs": str(_log_dirs(data_dir)),
@@ -392,6 +397,7 @@ def _write_config(data_dir: Path, port: int, controller_port: int) -> Path:
         "log.retention.ms": "-1",  # see the module notes
         "num.network.threads": "2",
         "num.io.threads": "2",
+        **secured,
     }
     config = _config_file(data_dir)
     config.write_text("".join(f"{key}={value}\n" for key, value in settings.items()), encoding="utf-8")
@@ -441,7 +447,7 @@ def _cluster_id() -> str:
             return cluster_id
 
 
-def _format_storage(java: str, libs: Path, data_dir: Path, config: Path) -> None:
+def _format_storage(java: str, libs: Path, data_dir: Path, config: Path, extra: list[str]) -> None:
     command = [
         *_java_command(java, libs, data_dir, "kafka.tools.StorageTool"),
         "format",
@@ -449,6 +455,7 @@ def _format_storage(java: str, libs: Path, data_dir: Path, config: Path) -> None
         _cluster_id(),
         "--config",
         str(config),
+        *extra,
     ]
     try:
         result = subprocess.run(

@@ -47,6 +47,8 @@ T = TypeVar("T")
 # query's first batch (measured). The backoff still grows exponentially on failures.
 ADMIN_DEFAULTS = {"reconnect.backoff.ms": "10"}
 COMMIT_FLUSH_SECONDS = 5.0
+# One metadata request's wait: short, so that a refused authentication (seen between attempts) ends the run soon.
+METADATA_ATTEMPT_SECONDS = 8.0
 # Kafka's own topics, which a topic-pattern never matches (Java: listTopics() excludes internal topics).
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 # librdkafka consumer-only properties; an AdminClient would warn about each one.
@@ -87,6 +89,7 @@ class Planner:
         self.mode = commit_mode(settings)
         self.committer = OffsetCommitter(settings) if self.mode is CommitMode.ON_CHECKPOINTS else None
         self._admin: AdminClient | None = None
+        self._refused: str | None = None  # why the broker refused the client (authentication, TLS), if it did
         self._assigned: list[TopicPartition] | None = None
         self._listed_at = 0.0
         self._initial: Offsets | None = None
@@ -232,7 +235,7 @@ class Planner:
         subscription = self.settings.subscription
 
         def request() -> dict[str, TopicMetadata]:
-            metadata = self._client().list_topics(timeout=REQUEST_TIMEOUT_SECONDS)
+            metadata = self._client().list_topics(timeout=METADATA_ATTEMPT_SECONDS)
             for name, meta in metadata.topics.items():
                 if meta.error is not None and is_transient(meta.error) and subscription.matches(name):
                     raise KafkaException(meta.error)  # e.g. no leader while a broker restarts: not a missing topic
@@ -343,7 +346,7 @@ class Planner:
         for the user."""
         timeout = self.settings.retry_timeout_ms / 1000.0
         try:
-            result = retrying(request, what, timeout, before_retry=self._forget_client)
+            result = retrying(request, what, timeout, before_retry=self._before_retry)
             if self._admin is not None:
                 self._admin.poll(0)  # serves the client's log (`client_log`)
             return result
@@ -352,9 +355,26 @@ class Planner:
             raise KafkaSourceError(f"Kafka {what} to {self.settings.bootstrap_servers} failed{waited}: "
                                    f"{_reason(error)}") from None
 
-    def _forget_client(self) -> None:
-        """Make the next request use a new client, with fresh metadata."""
+    def _before_retry(self) -> None:
+        """Stop retrying when the broker refused the client (a failed authentication or TLS handshake, which
+        librdkafka reports as a transport failure, through the client's error callback); else make the next
+        request use a new client, with fresh metadata."""
+        if self._admin is not None:
+            self._admin.poll(0)  # serves the error callback
+        if self._refused is not None:
+            raise KafkaSourceError(self._refused)
         self._admin = None
+
+    def _on_client_error(self, error: KafkaError) -> None:
+        if self._refused is None and error.code() in (KafkaError._AUTHENTICATION, KafkaError._SSL):
+            properties = self.settings.client_properties
+            user, mechanism = properties.get("sasl.username"), properties.get("sasl.mechanism")
+            who = f" for user '{user}'" + (f" ({mechanism})" if mechanism else "") if user else ""
+            kind = "SASL authentication" if error.code() == KafkaError._AUTHENTICATION else "The TLS handshake"
+            self._refused = (
+                f"{kind} failed{who} at {self.settings.bootstrap_servers}: {error.str()}. Check the security "
+                "options ('properties.security.protocol', 'properties.sasl.*', 'properties.ssl.*')."
+            )
 
     def _client(self) -> AdminClient:
         if self._admin is None:
@@ -366,7 +386,7 @@ class Planner:
                     if key not in CONSUMER_ONLY_PROPERTIES
                 },
             }
-            self._admin = AdminClient(logged(config))
+            self._admin = AdminClient(logged({**config, "error_cb": self._on_client_error}))
         return self._admin
 
 

@@ -14,6 +14,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, TypeVar
 
 from connector.connectors.kafka.errors import KafkaSourceError
+from connector.connectors.kafka.java_properties import librdkafka_properties
 
 if TYPE_CHECKING:
     from connector.options.declarations import ConfigOption
@@ -170,11 +171,7 @@ class SourceSettings:
             bootstrap_servers=bootstrap,
             subscription=subscription,
             group_id=group_id,
-            client_properties={
-                key: value
-                for key, value in properties.items()
-                if key not in FLINK_SOURCE_PROPERTIES | JAVA_ONLY_PROPERTIES | MANAGED_PROPERTIES
-            },
+            client_properties=_client_properties(properties),
             startup_mode=startup,
             startup_specific_offsets=startup_offsets or {},
             startup_timestamp_ms=_companion(
@@ -203,6 +200,19 @@ class SourceSettings:
             read_committed=_isolation_read_committed(properties.get("isolation.level")),
             client_id_prefix=properties.get("client.id.prefix") or group_id or "flink-kafka-source",
         )
+
+
+def _client_properties(properties: Mapping[str, str]) -> dict[str, str]:
+    """The properties every client of the source gets, in librdkafka's terms (`java_properties`)."""
+    passed = {
+        key: value
+        for key, value in properties.items()
+        if key not in FLINK_SOURCE_PROPERTIES | JAVA_ONLY_PROPERTIES | MANAGED_PROPERTIES
+    }
+    try:
+        return librdkafka_properties(passed)
+    except ValueError as error:
+        raise KafkaSourceError(str(error)) from None
 
 
 def is_bounded(options: Mapping[str, str]) -> bool:

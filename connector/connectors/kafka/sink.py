@@ -64,6 +64,7 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from connector.connectors.kafka.client_log import logged
+from connector.connectors.kafka.java_properties import librdkafka_properties
 
 log = logging.getLogger(__name__)
 
@@ -94,8 +95,6 @@ _NOT_FOR_PRODUCER = frozenset(
         "exclude.internal.topics",
     }
 )
-# Java producer properties (as Flink users write them) under their librdkafka names.
-_JAVA_NAMES = {"max.request.size": "message.max.bytes"}
 DEFAULT_MESSAGE_MAX_BYTES = "1000000"  # librdkafka's message.max.bytes, as Java's max.request.size (1 MiB)
 _PRODUCER_ONLY = frozenset(
     {
@@ -165,7 +164,10 @@ class SinkSettings:
             )
         if guarantee == "exactly-once" and not topics:
             raise KafkaSinkError("'sink.delivery-guarantee' = 'exactly-once' needs the 'topic' option.")
-        client = {_JAVA_NAMES.get(k, k): v for k, v in properties.items() if k not in _NOT_FOR_PRODUCER}
+        try:
+            client = librdkafka_properties({k: v for k, v in properties.items() if k not in _NOT_FOR_PRODUCER})
+        except ValueError as error:
+            raise KafkaSinkError(str(error)) from None
         producer = {"partitioner": "murmur2_random", **client}  # Java's default partitioner
         batch_id = opts.get(BATCH_ID_OPTION)
         return cls(
