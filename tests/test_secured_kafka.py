@@ -7,12 +7,14 @@ with Kafka's Java login modules on the source and the sink: kafka-sql translates
 
 from __future__ import annotations
 
+import json
 import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from confluent_kafka import Producer
 from test_run_e2e import COPY_TO_KAFKA, committed, named, read_topic, run
 
 from connector.dev import broker
@@ -52,18 +54,11 @@ def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str
 
 
 def produce_plain(bootstrap: str, topic: str, count: int) -> None:
-    from confluent_kafka import Producer
-
+    """Records {"id": n, "name": "n<n>"} over two partitions, through the broker's PLAINTEXT listener."""
     producer = Producer({"bootstrap.servers": bootstrap})
     for partition, value in named(range(count), 2):
-        producer.produce(topic, json_text(value), partition=partition)
+        producer.produce(topic, json.dumps(value), partition=partition)
     assert producer.flush(30) == 0
-
-
-def json_text(value: object) -> str:
-    import json
-
-    return json.dumps(value)
 
 
 @pytest.mark.slow
