@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
@@ -74,11 +75,17 @@ class ConfigOption(Generic[T]):
         return "#" in self.key
 
     def for_column(self, column: str) -> ConfigOption[T]:
-        return dataclasses.replace(self, key=self.key.replace("#", column))
+        return cast(ConfigOption[T], _for_column(self, column))
 
     def as_required(self) -> ConfigOption[T]:
         """The same option, required (a connector that needs what another one treats as optional)."""
         return dataclasses.replace(self, required=True)
+
+
+@functools.lru_cache(maxsize=4096)
+def _for_column(option: ConfigOption[Any], column: str) -> ConfigOption[Any]:
+    """A template option for one column, made once: validating and planning a table ask for each several times."""
+    return dataclasses.replace(option, key=option.key.replace("#", column))
 
 
 @dataclass(frozen=True)

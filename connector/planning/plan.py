@@ -243,7 +243,7 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
         query_proctimes = dict(proctimes)
         query_proctimes.update((p.view, c) for p in plans.values() for c in _proctime_columns(p.table))
         try:
-            spark = to_spark_query(query, watermarks=query_watermarks, proctimes=query_proctimes)
+            spark = to_spark_query(query, watermarks=query_watermarks, proctimes=query_proctimes, owned=True)
         except TranspileError as err:
             diagnostics.append(Diagnostic.at(insert.position, "unsupported", err.message))
             continue

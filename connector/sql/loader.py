@@ -11,18 +11,21 @@ error at the DROP or RENAME (the INSERT would otherwise lose its table), not som
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 from sqlglot import exp
 
 from connector.diagnostics import Diagnostic, PipelineError, Position
 from connector.sql.catalog import Column, ColumnKind, Expectation, Insert, Pipeline, Setting, Table, View, Watermark
 from connector.sql.expressions import AlterReset, ExpectConstraint, MetadataColumnConstraint, StatementSet
-from connector.sql.parsing import ParsedStatement, node_position, parse_script
+from connector.sql.parsing import ParsedStatement, node_position, parse_statements
 from connector.sql.statements import reset_of, setting_of, table_option_hints
 
 PositionMapper = Callable[[int, int], tuple[int, int]]
+E = TypeVar("E", bound=exp.Expr)
 
 
 def _identity(line: int, column: int) -> tuple[int, int]:
@@ -53,7 +56,7 @@ class _Loader:
         self.diagnostics.append(Diagnostic.at(where, code, message))
 
     # -- statements -------------------------------------------------------------------------------------
-    def load(self, statements: list[ParsedStatement]) -> None:
+    def load(self, statements: Iterable[ParsedStatement]) -> None:
         for st in statements:
             where = self.pos(st.line, st.column)
             self.statement(st.expression, where)
@@ -175,7 +178,7 @@ class _Loader:
         elif isinstance(element, exp.WatermarkColumnConstraint):
             table.watermark = Watermark(
                 column=element.this.name,
-                expression=element.expression,
+                expression=_kept(element.expression),
                 position=self.node_pos(element.this, where),
             )
         elif isinstance(element, exp.PrimaryKey):
@@ -193,15 +196,15 @@ class _Loader:
             self.error(position, "duplicate", f"Expectation '{name.name}' is declared twice in '{table.name}'.")
             return
         table.expectations.append(
-            Expectation(name.name, node.expression, position, node.args.get("on_violation"))
+            Expectation(name.name, _kept(node.expression), position, node.args.get("on_violation"))
         )
 
     def column(self, node: exp.ColumnDef, where: Position) -> Column:
         col = Column(name=node.name, kind=ColumnKind.PHYSICAL, position=self.node_pos(node.this, where))
         kind = node.args.get("kind")
         if isinstance(kind, exp.DataType):
-            col.data_type = kind
-            col.type_sql = kind.sql(dialect="flink")
+            col.data_type = _kept(kind)
+            col.type_sql = _type_sql(kind)
         for constraint in node.constraints:
             c = constraint.kind
             if isinstance(c, exp.NotNullColumnConstraint) and not c.args.get("allow_null"):
@@ -214,7 +217,7 @@ class _Loader:
                 col.virtual = bool(c.args.get("virtual"))
             elif isinstance(c, exp.ComputedColumnConstraint):
                 col.kind = ColumnKind.COMPUTED
-                col.expression = c.this
+                col.expression = _kept(c.this)
         return col
 
     def create_view(self, node: exp.Create, where: Position) -> None:
@@ -235,7 +238,7 @@ class _Loader:
         if not isinstance(query, exp.Query):
             self.error(where, "syntax", f"View '{name}' needs a query after AS.")
             return
-        self.pipeline.views[name.lower()] = View(name, query, where, columns, temporary)
+        self.pipeline.views[name.lower()] = View(name, _kept(query), where, columns, temporary)
 
     def insert(self, node: exp.Insert, where: Position, statement_set: int | None) -> None:
         target = node.this
@@ -253,7 +256,7 @@ class _Loader:
         self.pipeline.inserts.append(
             Insert(
                 target=target.name,
-                query=query,
+                query=_kept(query),
                 position=self.node_pos(target, where),
                 columns=columns,
                 overwrite=bool(node.args.get("overwrite")),
@@ -286,7 +289,7 @@ class _Loader:
             elif isinstance(action, AlterReset) and isinstance(target, Table):
                 self.reset_options(target, action, where)
             elif isinstance(action, exp.Query) and isinstance(target, View):
-                target.query = action
+                target.query = _kept(action)
             else:
                 self.error(
                     self.node_pos(action, where),
@@ -360,6 +363,20 @@ class _Loader:
                 )
                 return True
         return False
+
+
+@functools.lru_cache(maxsize=1024)
+def _type_sql(data_type: exp.DataType) -> str:
+    """A declared type as Flink SQL text, generated once per distinct type (DataType compares by structure): a large
+    file declares the same few types thousands of times."""
+    return data_type.sql(dialect="flink")
+
+
+def _kept(node: E) -> E:
+    """`node`, cut from the statement it was parsed in: the catalog then holds only the parts it uses, not every
+    statement's whole tree (through the parent of each kept node), which in a large file doubles the memory."""
+    node.parent = None
+    return node
 
 
 def _used_names(pipeline: Pipeline, insert: Insert) -> set[str]:
@@ -446,14 +463,17 @@ def load_text(text: str, file: str, mapper: PositionMapper | None = None) -> Loa
     """Parse and load rendered SQL text. Raises PipelineError (positions in the original file) on any error;
     warnings (statements that are ignored) come back in `Loaded.warnings`."""
     mapper = mapper or _identity
-    try:
-        statements = parse_script(text, file)
-    except PipelineError as err:
-        raise PipelineError(
-            Diagnostic(d.file, *mapper(d.line, d.column), d.severity, d.code, d.message) for d in err.diagnostics
-        ) from None
     loader = _Loader(text, file, mapper)
-    loader.load(statements)
+    syntax_errors: list[Diagnostic] = []
+    try:
+        # Each statement is loaded as it is parsed: its tree is then freed but for the parts the catalog keeps.
+        loader.load(parse_statements(text, file, syntax_errors))
+    except PipelineError as err:
+        syntax_errors = err.diagnostics
+    if syntax_errors:  # reported alone: the catalog of a file that does not parse would mislead
+        raise PipelineError(
+            Diagnostic(d.file, *mapper(d.line, d.column), d.severity, d.code, d.message) for d in syntax_errors
+        ) from None
     if any(d.severity == "error" for d in loader.diagnostics):
         raise PipelineError(loader.diagnostics)
     return Loaded(loader.pipeline, loader.locator(), loader.diagnostics)

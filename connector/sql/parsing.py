@@ -55,6 +55,17 @@ _DIALECT = Flink()
 
 def parse_script(sql: str, file: str = "<string>") -> list[ParsedStatement]:
     """Parse every statement of `sql`; raise PipelineError listing every syntax error found."""
+    syntax_errors: list[Diagnostic] = []
+    statements = list(parse_statements(sql, file, syntax_errors))
+    if syntax_errors:
+        raise PipelineError(syntax_errors)
+    return statements
+
+
+def parse_statements(sql: str, file: str, syntax_errors: list[Diagnostic]) -> Iterator[ParsedStatement]:
+    """Each statement of `sql` as soon as it is parsed, so a caller can keep what it needs of one before the next
+    is parsed; a statement with a syntax error is appended to `syntax_errors` and skipped. A file that cannot be
+    tokenized raises PipelineError before any statement."""
     lines = _lines_of(sql)
     tokenizer = _DIALECT.tokenizer()
     try:
@@ -64,27 +75,22 @@ def parse_script(sql: str, file: str = "<string>") -> list[ParsedStatement]:
 
     nesting.allow_max_depth()
     parser = _DIALECT.parser(error_level=ErrorLevel.IMMEDIATE)
-    statements: list[ParsedStatement] = []
-    diagnostics: list[Diagnostic] = []
     for group in _statement_tokens(tokens):
         deepest = nesting.too_deep(group)
         if deepest is not None:
-            diagnostics.append(Diagnostic(file, *lines.position(deepest.start), "error", "nesting", nesting.MESSAGE))
+            syntax_errors.append(Diagnostic(file, *lines.position(deepest.start), "error", "nesting", nesting.MESSAGE))
             continue
         try:
             expressions = [e for e in parser.parse(group, sql) if e is not None]
         except ParseError as error:
-            diagnostics.append(_parse_error(error, group, sql, lines, file))
+            syntax_errors.append(_parse_error(error, group, sql, lines, file))
             continue
         except RecursionError:  # nesting the token check does not count (NOT NOT ... x): at the statement
-            diagnostics.append(Diagnostic(file, *lines.position(group[0].start), "error", "nesting", nesting.MESSAGE))
+            syntax_errors.append(Diagnostic(file, *lines.position(group[0].start), "error", "nesting", nesting.MESSAGE))
             continue
         line, column = lines.position(group[0].start)
         text = sql[group[0].start : group[-1].end + 1]
-        statements.extend(ParsedStatement(e, line, column, text) for e in expressions)
-    if diagnostics:
-        raise PipelineError(diagnostics)
-    return statements
+        yield from (ParsedStatement(e, line, column, text) for e in expressions)
 
 
 def node_position(node: exp.Expr, sql: str) -> tuple[int, int] | None:
@@ -105,11 +111,15 @@ def node_position(node: exp.Expr, sql: str) -> tuple[int, int] | None:
 def _statement_tokens(tokens: list[Token]) -> Iterator[list[Token]]:
     """The tokens of each statement, without the `;` that ends it.
 
-    A statement set keeps its inner `;` tokens, up to the `END` that closes it.
+    A statement set keeps its inner `;` tokens, up to the `END` that closes it. Consumes `tokens`: a statement's
+    tokens are freed once it is parsed, so a large file never holds all its tokens and all its trees at once
+    (its tokens take half as much memory as its trees).
     """
     group: list[Token] = []
     chunk_start = 0
-    for token in tokens:
+    tokens.reverse()
+    while tokens:
+        token = tokens.pop()
         if token.token_type != TokenType.SEMICOLON:
             group.append(token)
             continue

@@ -47,17 +47,19 @@ def to_spark_query(
     watermarks: Mapping[str, str] | None = None,
     proctimes: Mapping[str, str] | None = None,
     streaming: bool = True,
+    owned: bool = False,
 ) -> SparkQuery:
     """Spark SQL computing what the Flink `query` computes (see `transpile`); `proctimes` maps a table or view
-    name to its processing-time attribute, which deduplication orders by."""
+    name to its processing-time attribute, which deduplication orders by. `owned`: the caller made `query` for
+    this call and will not use it again, so it is rewritten in place rather than copied first."""
     rewriter = _Rewriter(_lower(watermarks), streaming, _lower(proctimes))
-    sql = rewriter.query(query).sql(dialect="spark")
+    sql = rewriter.query(query, owned=owned).sql(dialect="spark", copy=False)  # the rewritten tree is ours
     return SparkQuery(sql, rewriter.deduplications)
 
 
 def to_spark_sql(query: exp.Query, *, watermarks: Mapping[str, str] | None = None, streaming: bool = True) -> str:
     """Spark SQL text computing what the Flink `query` computes (see `transpile`)."""
-    return transpile(query, watermarks=watermarks, streaming=streaming).sql(dialect="spark")
+    return transpile(query, watermarks=watermarks, streaming=streaming).sql(dialect="spark", copy=False)
 
 
 def transpile(query: exp.Query, *, watermarks: Mapping[str, str] | None = None, streaming: bool = True) -> exp.Query:
@@ -100,8 +102,8 @@ class _Rewriter:
         self.deduplications: list[Deduplication] = []
         self.flink = Flink()
 
-    def query(self, query: exp.Query) -> exp.Query:
-        tree = query.copy()
+    def query(self, query: exp.Query, owned: bool = False) -> exp.Query:
+        tree = query if owned else query.copy()
         found: list[Deduplication] = []
         if self.streaming:
             for select in list(tree.find_all(exp.Select)):
@@ -111,7 +113,7 @@ class _Rewriter:
                     found.append(deduplication)
         self.reject_unsupported(tree)
         for deduplication in found:
-            deduplication.sql = self.query(deduplication.select).sql(dialect="spark")
+            deduplication.sql = self.query(deduplication.select).sql(dialect="spark", copy=False)
         self.deduplications.extend(found)
         for select in reversed(list(tree.find_all(exp.Select))):
             rewrite_window_tvfs(select, self.watermarks)
