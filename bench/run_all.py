@@ -3,9 +3,9 @@
     .venv/bin/python bench/run_all.py
 
 Runs bench/race.py (Kafka source and pipeline against Spark's built-in Kafka connector),
-bench/quality_gate.py (batch time with and without a 10-expectation data-quality gate) and
-bench/validate_speed.py (how long `kafka-sql validate` takes on a large file). Exits non-zero if any of them
-failed.
+bench/quality_gate.py (batch time with and without a 10-expectation data-quality gate),
+bench/validate_speed.py (how long `kafka-sql validate` takes on a large file) and bench/validate_scale.py
+(whether validate's time and memory grow linearly, up to a 50 MB file). Exits non-zero if any of them failed.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-BENCHMARKS = ("race.py", "quality_gate.py", "validate_speed.py")
+BENCHMARKS = ("race.py", "quality_gate.py", "validate_speed.py", "validate_scale.py")
 
 
 def main() -> int:
