@@ -1,10 +1,10 @@
 """Whether `kafka-sql validate` scales linearly with the size of a pipeline file, up to a generated 50 MB file.
 
 Generates plain pipeline files of each size (source and sink tables with WITH options, views, INSERT ... SELECTs
-with expressions; about 100 bytes a statement, so 50 MB is about 520k statements) and runs `kafka-sql validate`
-(or `--verbs render,explain` too) on each in a subprocess, reading its wall time and peak memory (the child's
-maximum resident set, from wait4). Prints seconds and MB per MB of file and their ratio to the smallest size:
-linear scaling keeps the ratios near 1. Goal for 50 MB: under 60 s and 1.5 GB. Nothing is asserted.
+with expressions; about 100 bytes a statement, so 50 MB is about 500k statements) and runs `kafka-sql validate`
+(or `--verbs render,explain` too) on each in a subprocess, reading its wall and CPU time and peak memory (the
+child's maximum resident set, from wait4). Prints them and, per MB of file, seconds and MB with their ratio to the
+smallest size: linear scaling keeps the ratios near 1. Goal for 50 MB: under 60 s and 1.5 GB. Nothing is asserted.
 
     .venv/bin/python bench/validate_scale.py [--sizes 2,10,50] [--verbs validate] [--keep DIR]
 """
@@ -51,19 +51,20 @@ def write_pipeline(path: Path, size: int) -> int:
 @dataclass(frozen=True)
 class Measure:
     seconds: float
+    cpu_seconds: float  # less disturbed than wall time by other work on a shared machine
     peak_mb: float
     code: int
 
 
 def measure(verb: str, path: Path) -> Measure:
-    """One `kafka-sql VERB path` in its own process: wall time, peak RSS, exit code."""
+    """One `kafka-sql VERB path` in its own process: wall and CPU time, peak RSS, exit code."""
     cli = Path(sys.executable).with_name("kafka-sql")
     start = time.perf_counter()
     child = subprocess.Popen([str(cli), verb, str(path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(child.pid, 0)
     seconds = time.perf_counter() - start
     child.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
-    return Measure(seconds, usage.ru_maxrss / 1024, child.returncode)
+    return Measure(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, child.returncode)
 
 
 def run(sizes: list[float], verbs: list[str], keep: Path | None) -> int:
@@ -73,8 +74,8 @@ def run(sizes: list[float], verbs: list[str], keep: Path | None) -> int:
         folder.mkdir(parents=True, exist_ok=True)
         for verb in verbs:
             print(f"kafka-sql {verb}")
-            print(f"{'file MB':>8} {'statements':>11} {'seconds':>9} {'s/MB':>7} {'ratio':>6} {'peak MB':>9} "
-                  f"{'MB/MB':>7} {'ratio':>6}")
+            print(f"{'file MB':>8} {'statements':>11} {'seconds':>9} {'CPU s':>7} {'s/MB':>7} {'ratio':>6} "
+                  f"{'peak MB':>9} {'MB/MB':>7} {'ratio':>6}")
             base: tuple[float, float] | None = None
             for size in sizes:
                 path = folder / f"pipeline_{size:g}mb.sql"
@@ -85,7 +86,7 @@ def run(sizes: list[float], verbs: list[str], keep: Path | None) -> int:
                 per_mb = (result.seconds / actual, result.peak_mb / actual)
                 base = base or per_mb
                 print(
-                    f"{actual:8.1f} {statements:11d} {result.seconds:9.1f} "
+                    f"{actual:8.1f} {statements:11d} {result.seconds:9.1f} {result.cpu_seconds:7.1f} "
                     f"{per_mb[0]:7.2f} {per_mb[0] / base[0]:6.2f} {result.peak_mb:9.0f} {per_mb[1]:7.1f} "
                     f"{per_mb[1] / base[1]:6.2f}" + ("" if result.code == 0 else f"  exit code {result.code}"),
                     flush=True,

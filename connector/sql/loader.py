@@ -374,7 +374,7 @@ def _type_sql(data_type: exp.DataType) -> str:
 
 def _kept(node: E) -> E:
     """`node`, cut from the statement it was parsed in: the catalog then holds only the parts it uses, not every
-    statement's whole tree (through the parent of each kept node), which in a large file doubles the memory."""
+    statement's whole tree (reachable through the parent of each kept node; a CREATE TABLE's WITH options, say)."""
     node.parent = None
     return node
 
