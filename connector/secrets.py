@@ -31,6 +31,8 @@ _SECRET_PHRASES = (
     ("access", "key"),
     ("private", "key"),
 )
+# One word of each phrase above, the least common: text without any of them holds none of the phrases.
+_PHRASE_WORDS = ("jaas", "ssl", "info", "api", "access", "private")
 # A key ending in one of these names where or how to get a secret, not the secret itself
 # (`basic-auth.credentials-source`, `sasl.oauthbearer.token.endpoint.url`, `token.expiry.ms`).
 _NOT_SECRET_LAST_WORDS = frozenset(
@@ -111,6 +113,8 @@ def mask_options(options: Mapping[str, str]) -> dict[str, str]:
 
 
 _TOKENIZER = Tokenizer()
+# Every key `is_secret_key` accepts holds one of these: a secret word, or the rarest word of a secret phrase.
+_SECRET_HINT = re.compile("|".join((*_SECRET_WORDS, *_PHRASE_WORDS)), re.IGNORECASE)
 
 
 def _mask_literal(sql: str, key: str, value: Token) -> str:
@@ -152,8 +156,11 @@ def mask_sql(sql: str) -> str:
 
     String literals are found with sqlglot's tokenizer, so quotes inside literals and comments cannot
     confuse it; SQL the tokenizer rejects (an unterminated string) falls back to a pattern that masks
-    a secret value even when its closing quote is missing.
+    a secret value even when its closing quote is missing. Text in which no key could be secret is
+    returned as it is, untokenized: `render` of a large file would otherwise tokenize all of it.
     """
+    if not _SECRET_HINT.search(sql):
+        return sql
     try:
         tokens = _TOKENIZER.tokenize(sql)
     except TokenError:

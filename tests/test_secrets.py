@@ -140,6 +140,11 @@ def test_mask_sql_masks_secret_pairs_everywhere_and_keeps_the_rest() -> None:
     assert masked == expected
 
 
+@pytest.mark.parametrize("key", SECRET_KEYS)
+def test_mask_sql_masks_the_value_of_every_secret_key(key: str) -> None:
+    assert mask_sql(f"SET '{key}' = 'value-1';") == f"SET '{key}' = '{MASK}';"
+
+
 def test_mask_sql_without_secrets_is_identical() -> None:
     sql = "SELECT 'a' = 'b', \"password\" FROM t -- don't\n/* x */ WHERE k = 'password';"
     assert mask_sql(sql) == sql
