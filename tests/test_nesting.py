@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from connector.entrypoints.cli import main
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 TABLES = (
     "CREATE TABLE src (a INT, t STRING) WITH ('connector' = 'datagen', 'number-of-rows' = '1');\n"
@@ -83,3 +87,25 @@ def test_nesting_no_bracket_counts_is_an_error_at_the_statement(
 @pytest.mark.parametrize("kind", CHAINS)
 def test_long_flat_chains_work(kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert check(tmp_path, capsys, CHAINS[kind](1000)) == (0, [])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["COALESCE", "parentheses", "CASE"])
+def test_a_hundred_levels_run_on_spark(
+    kind: str, spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Spark's analyzer resolves about a level per iteration (a BIGINT column makes it coerce `0` at each one);
+    its default of 100 iterations would fail the query."""
+    from test_run_e2e import run
+
+    path = tmp_path / "nested.sql"
+    path.write_text(
+        "CREATE TABLE src (a BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '3',\n"
+        "  'fields.a.kind' = 'sequence', 'fields.a.start' = '1', 'fields.a.end' = '3');\n"
+        "CREATE TABLE out (x BIGINT) WITH ('connector' = 'print');\n"
+        f"{PREFIX}{NESTED[kind](100)} FROM src;\n",
+        encoding="utf-8",
+    )
+    result = run(capsys, path, tmp_path / "cp")
+    assert result.code == 0, result.err
+    assert sorted(line for line in result.out.splitlines() if line.startswith("+I")) == ["+I[1]", "+I[2]", "+I[3]"]

@@ -173,6 +173,9 @@ _FLINK_ARITHMETIC = {
     "spark.sql.ansi.enabled": "false",
     "spark.sql.legacy.literal.pickMinimumPrecision": "false",
     "spark.sql.legacy.sizeOfNull": "false",  # CARDINALITY(NULL) is NULL, not -1
+    # Expressions nest up to 100 levels (`connector.sql.nesting`); Spark's analyzer resolves about one level per
+    # iteration, and its default of 100 iterations fails a query at that depth.
+    "spark.sql.analyzer.maxIterations": "1000",
 }
 
 
