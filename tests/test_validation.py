@@ -80,6 +80,25 @@ CASES = [
         ("'scan.startup.mod'", "Did you mean 'scan.startup.mode'?", "Supported options: ", "topic-pattern"),
     ),
     Case(
+        "jaas-that-does-not-parse",
+        kafka(options=(f"{MARK}'properties.sasl.jaas.config' = 'username=alice'", *SOURCE_OPTIONS)) + PRINT + READ,
+        "security",
+        ("'properties.sasl.jaas.config' does not parse", "<LoginModule class> required"),
+    ),
+    Case(
+        "jaas-module-that-needs-a-jvm",
+        kafka(
+            options=(
+                f"{MARK}'properties.sasl.jaas.config' = 'software.amazon.msk.auth.iam.IAMLoginModule required;'",
+                *SOURCE_OPTIONS,
+            )
+        )
+        + PRINT
+        + READ,
+        "security",
+        ("'software.amazon.msk.auth.iam.IAMLoginModule' cannot run outside a JVM", "SCRAM-SHA-512 or OAUTHBEARER"),
+    ),
+    Case(
         "invalid-enum",
         kafka(options=(f"{MARK}'scan.startup.mode' = 'earliest'", *SOURCE_OPTIONS)) + PRINT + READ,
         "invalid-option-value",

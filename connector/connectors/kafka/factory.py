@@ -7,6 +7,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from connector.connectors.kafka import describe
+from connector.connectors.kafka.java_properties import librdkafka_properties
 from connector.connectors.kafka.options import BOUNDED_MODES, STARTUP_MODES, KafkaOptions
 from connector.diagnostics import did_you_mean
 from connector.options.declarations import ResolvedOptions
@@ -187,6 +188,18 @@ def _group_id_for_committed_offsets(check: Check) -> None:
         )
 
 
+def _client_properties(check: Check) -> None:
+    """'properties.*' that no Kafka client could use (a JAAS text that does not parse, a login module that needs a
+    JVM) are an error here, not when the run connects (`java_properties`)."""
+    properties = {
+        key[len("properties.") :]: value for key, value in check.table.options.items() if key.startswith("properties.")
+    }
+    try:
+        librdkafka_properties(properties)
+    except ValueError as error:
+        check.report("security", str(error), position=check.table.option_position("properties.sasl.jaas.config"))
+
+
 def _dynamic_topic_needs_metadata(check: Check) -> None:
     """A sink over several topics (list or pattern) takes each row's topic from a `topic` metadata column."""
     options = check.options
@@ -301,6 +314,7 @@ FACTORY = Factory(
     passthrough_prefixes=("properties.",),
     rules=(
         _topic_or_pattern,
+        _client_properties,
         _specific_offsets_single_topic,
         _round_robin_without_key,
         _key_prefix_needs_except_key,

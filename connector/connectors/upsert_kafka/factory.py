@@ -10,6 +10,7 @@ from connector.connectors.kafka.factory import (
     KAFKA_READABLE_METADATA,
     KAFKA_WRITABLE_METADATA,
     _buffer_flush_together,
+    _client_properties,
     _dynamic_topic_needs_metadata,
     _group_id_for_committed_offsets,
     _kafka_columns,
@@ -70,6 +71,7 @@ FACTORY = Factory(
     fixed=(FixedValue(K.SCAN_STARTUP_MODE, "earliest-offset"),),
     rules=(
         _topic_or_pattern,
+        _client_properties,
         _specific_offsets_single_topic,
         _key_prefix_needs_except_key,
         _upsert_primary_key,
