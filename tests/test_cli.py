@@ -395,7 +395,7 @@ def test_command_line_mistakes_are_usage_errors(capsys: pytest.CaptureFixture[st
 SECRET_TABLE = """CREATE TABLE orders (id BIGINT, amount DOUBLE) WITH (
   'connector' = 'kafka', 'topic' = 'orders', 'format' = 'json',
   'properties.bootstrap.servers' = 'b:9092', 'properties.group.id' = 'etl',
-  'properties.security.protocol' = 'SASL_SSL',
+  'properties.security.protocol' = 'SASL_SSL', 'properties.sasl.mechanism' = 'PLAIN',
   'properties.sasl.jaas.config' =
     'org.apache.kafka.common.security.plain.PlainLoginModule required username="etl" password="hunter2-sasl";',
   'properties.ssl.key.password' = '{{ env_var('SSL_KEY_PASSWORD') }}'

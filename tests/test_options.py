@@ -165,12 +165,23 @@ def test_unknown_key_is_reported_at_the_key_with_suggestion_and_valid_keys() -> 
 
 def test_client_properties_pass_through_untyped() -> None:
     table = make_table(
-        {**KAFKA, "properties.security.protocol": "SASL_SSL", "properties.max.poll.records": "50"}
+        {**KAFKA, "properties.security.protocol": "SASL_SSL", "properties.sasl.mechanism": "PLAIN",
+         "properties.sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule required '
+                                        'username="a" password="b";',
+         "properties.max.poll.records": "50"}
     )
     assert validate_table(table) == []
     properties = resolve(table).properties
     assert properties["security.protocol"] == "SASL_SSL"
     assert properties["bootstrap.servers"] == "localhost:9092" and properties["max.poll.records"] == "50"
+
+
+def test_a_sasl_mechanism_librdkafka_lacks_is_reported_at_validate() -> None:
+    """Kafka's default mechanism is GSSAPI (Kerberos), which this librdkafka build does not have."""
+    [d] = validate_table(make_table({**KAFKA, "properties.security.protocol": "SASL_SSL"}))
+    assert d.code == "unknown-property"
+    assert "'properties.sasl.mechanism'" in d.message and "is GSSAPI if not set" in d.message
+    assert "this build supports PLAIN SASL_SCRAM OAUTHBEARER" in d.message
 
 
 def test_invalid_value_is_reported_at_its_key() -> None:

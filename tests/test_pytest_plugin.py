@@ -112,7 +112,10 @@ def test_an_upsert_kafka_sink_yields_the_last_row_per_key(
         """
         CREATE TABLE payments (customer STRING, amount DOUBLE, ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp')
         WITH ('connector' = 'kafka', 'topic' = 'payments', 'properties.bootstrap.servers' = 'prod:9093',
-              'properties.security.protocol' = 'SASL_SSL', 'scan.startup.mode' = 'earliest-offset',
+              'properties.security.protocol' = 'SASL_SSL', 'properties.sasl.mechanism' = 'SCRAM-SHA-512',
+              'properties.sasl.jaas.config' = 'org.apache.kafka.common.security.scram.ScramLoginModule required
+                 username="etl" password="{{ env_var('PROD_PASSWORD', 'unset') }}";',
+              'scan.startup.mode' = 'earliest-offset',
               'scan.max-records-per-batch' = '1', 'format' = 'json');
         CREATE TABLE totals (customer STRING, total DOUBLE, payments BIGINT, PRIMARY KEY (customer) NOT ENFORCED)
         WITH ('connector' = 'upsert-kafka', 'topic' = 'totals', 'properties.bootstrap.servers' = 'prod:9093',

@@ -1,8 +1,10 @@
-"""Kafka with SASL authentication, configured the Java client's way, as Flink SQL users write it.
+"""Kafka with SASL and TLS, configured the Java client's way, as Flink SQL users write it.
 
-A broker of its own with a SASL_PLAINTEXT listener (users for PLAIN and SCRAM-SHA-512, `connector.dev.sasl`). The
-pipelines set `'properties.security.protocol'`, `'properties.sasl.mechanism'` and `'properties.sasl.jaas.config'`
-with Kafka's Java login modules on the source and the sink: kafka-sql translates them for librdkafka.
+One broker of its own with three secured listeners, as production clusters offer them: SASL_PLAINTEXT (PLAIN and
+SCRAM-SHA-512 users), SSL with client certificates (mTLS) and SASL_SSL (SCRAM over TLS), its certificates from a CA
+the test makes (`connector.dev.certificates`). The pipelines set `'properties.security.protocol'`,
+`'properties.sasl.*'` and `'properties.ssl.truststore.*'` / `'properties.ssl.keystore.*'` (JKS and PKCS12 stores
+made by keytool) on the source and the sink: kafka-sql translates them for librdkafka.
 """
 
 from __future__ import annotations
@@ -10,15 +12,18 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 from confluent_kafka import Producer
+from stores import jks_key_store, trust_store
 from test_run_e2e import COPY_TO_KAFKA, committed, named, read_topic, run
 
 from connector.dev import broker
-from connector.dev.sasl import SaslListener
+from connector.dev.certificates import Authority
+from connector.dev.listeners import Listener, Tls
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -27,14 +32,9 @@ MODULES = {
     "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
     "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
 }
-SECURED = COPY_TO_KAFKA.replace(
-    "  'properties.bootstrap.servers' = '{{ var(\"brokers\") }}',",
-    "  'properties.bootstrap.servers' = '{{ var(\"brokers\") }}',\n"
-    "  'properties.security.protocol' = 'SASL_PLAINTEXT',\n"
-    "  'properties.sasl.mechanism' = '{{ var(\"mechanism\") }}',\n"
-    "  'properties.sasl.jaas.config' = '{{ var(\"module\") }} required username=\"{{ var(\"user\") }}\" "
-    "password=\"{{ var(\"password\") }}\";',",
-)
+BOOTSTRAP_LINE = "  'properties.bootstrap.servers' = '{{ var(\"brokers\") }}',"
+SINK_TOPIC_LINE = "  'topic' = '{{ var(\"out\") }}',"
+SECRETS = ("alice-secret", "store-secret", "key-secret", "changeit")
 
 
 def free_port() -> int:
@@ -43,13 +43,27 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+@dataclass(frozen=True)
+class Secured:
+    plaintext: str  # the broker's PLAINTEXT listener, for the test's own clients
+    sasl: str
+    mtls: str
+    sasl_ssl: str
+    authority: Authority
+
+
 @pytest.fixture(scope="module")
-def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    """(PLAINTEXT bootstrap for the test's own clients, SASL bootstrap for the pipelines)."""
-    listener = SaslListener(free_port(), {"alice": "alice-secret"})
-    data_dir = tmp_path_factory.mktemp("sasl-broker")
-    info = broker.start(data_dir, sasl=listener)
-    yield info.bootstrap, f"127.0.0.1:{listener.port}"
+def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Secured]:
+    authority = Authority()
+    server = authority.issue("broker", ("127.0.0.1", "localhost"))
+    users = {"alice": "alice-secret"}
+    sasl = Listener(free_port(), users)
+    mtls = Listener(free_port(), tls=Tls(server.certificate, server.key, authority.certificate, client_auth=True))
+    sasl_ssl = Listener(free_port(), users, tls=Tls(server.certificate, server.key, authority.certificate))
+    data_dir = tmp_path_factory.mktemp("secured-broker")
+    info = broker.start(data_dir, listeners=[sasl, mtls, sasl_ssl])
+    address = "127.0.0.1:{}".format
+    yield Secured(info.bootstrap, address(sasl.port), address(mtls.port), address(sasl_ssl.port), authority)
     broker.stop(data_dir)
 
 
@@ -61,47 +75,148 @@ def produce_plain(bootstrap: str, topic: str, count: int) -> None:
     assert producer.flush(30) == 0
 
 
+def pipeline(path: Path, properties: dict[str, str], sink: dict[str, str] | None = None) -> Path:
+    """COPY_TO_KAFKA with `properties` ('properties.' added) on both tables and `sink` options on the sink."""
+    lines = "".join(f"\n  'properties.{key}' = '{value}'," for key, value in properties.items())
+    sink_lines = "".join(f"\n  '{key}' = '{value}'," for key, value in (sink or {}).items())
+    path.write_text(COPY_TO_KAFKA.replace(BOOTSTRAP_LINE, BOOTSTRAP_LINE + lines)
+                    .replace(SINK_TOPIC_LINE, SINK_TOPIC_LINE + sink_lines))
+    return path
+
+
+def topics(secured: Secured, name: str, count: int = 10) -> dict[str, str]:
+    broker.create_topic(secured.plaintext, f"in-{name}", partitions=2)
+    broker.create_topic(secured.plaintext, f"out-{name}", partitions=1)
+    produce_plain(secured.plaintext, f"in-{name}", count)
+    return {"topic": f"in-{name}", "out": f"out-{name}", "group": f"g-{name}"}
+
+
+def jaas(mechanism: str, password: str = "alice-secret") -> str:
+    return f'{MODULES[mechanism]} required username="alice" password="{password}";'
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("mechanism", sorted(MODULES))
 def test_a_pipeline_reads_writes_and_commits_with_flinks_sasl_properties(
-    mechanism: str,
-    secured: tuple[str, str],
-    spark: SparkSession,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
+    mechanism: str, secured: Secured, spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    plaintext, sasl = secured
-    source, out = f"in-{mechanism}", f"out-{mechanism}"
-    broker.create_topic(plaintext, source, partitions=2)
-    broker.create_topic(plaintext, out, partitions=1)
-    produce_plain(plaintext, source, 10)
-    (tmp_path / "copy.sql").write_text(SECURED)
-    variables = {"brokers": sasl, "topic": source, "out": out, "group": f"g-{mechanism}", "mechanism": mechanism,
-                 "module": MODULES[mechanism], "user": "alice", "password": "alice-secret"}
+    names = topics(secured, mechanism)
+    sql = pipeline(tmp_path / "copy.sql", {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": mechanism,
+                                           "sasl.jaas.config": jaas(mechanism)})
 
-    result = run(capsys, tmp_path / "copy.sql", tmp_path / "cp", **variables)
+    result = run(capsys, sql, tmp_path / "cp", brokers=secured.sasl, **names)
 
     assert result.code == 0, result.err
-    assert sorted(r["id"] for r in read_topic(plaintext, out)) == list(range(10))
-    assert committed(plaintext, f"g-{mechanism}", source, 2) == {0: 5, 1: 5}
+    assert sorted(r["id"] for r in read_topic(secured.plaintext, names["out"])) == list(range(10))
+    assert committed(secured.plaintext, names["group"], names["topic"], 2) == {0: 5, 1: 5}
     assert "alice-secret" not in result.err + result.out
 
 
 @pytest.mark.slow
-def test_a_wrong_password_fails_saying_authentication_failed(
-    secured: tuple[str, str], spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_mutual_tls_with_jks_stores_reads_and_writes_exactly_once(
+    secured: Secured, spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    plaintext, sasl = secured
-    broker.create_topic(plaintext, "in-wrong", partitions=2)
-    broker.create_topic(plaintext, "out-wrong", partitions=1)
-    (tmp_path / "copy.sql").write_text(SECURED)
-    variables = {"brokers": sasl, "topic": "in-wrong", "out": "out-wrong", "group": "g", "mechanism": "SCRAM-SHA-512",
-                 "module": MODULES["SCRAM-SHA-512"], "user": "alice", "password": "not-her-password"}
-    result = run(capsys, tmp_path / "copy.sql", tmp_path / "cp", **variables)
+    """Client certificates (the key with a password of its own) and the CA, in JKS stores as Java users keep them;
+    the transactional sink and the group commit go through the same TLS connection."""
+    names = topics(secured, "mtls")
+    truststore = trust_store(tmp_path / "truststore.jks", {"ca": secured.authority.certificate}, "changeit")
+    keystore = jks_key_store(tmp_path / "alice.jks", secured.authority.issue("alice"), "store-secret", "key-secret")
+    sql = pipeline(
+        tmp_path / "copy.sql",
+        {"security.protocol": "SSL", "ssl.truststore.location": str(truststore),
+         "ssl.truststore.password": "changeit", "ssl.keystore.location": str(keystore),
+         "ssl.keystore.password": "store-secret", "ssl.key.password": "key-secret"},
+        {"sink.delivery-guarantee": "exactly-once", "sink.transactional-id-prefix": "mtls-copy"},
+    )
+
+    result = run(capsys, sql, tmp_path / "cp", brokers=secured.mtls, **names)
+
+    assert result.code == 0, result.err
+    assert sorted(r["id"] for r in read_topic(secured.plaintext, names["out"])) == list(range(10))
+    assert committed(secured.plaintext, names["group"], names["topic"], 2) == {0: 5, 1: 5}
+    assert not any(secret in result.err + result.out for secret in SECRETS)
+
+
+@pytest.mark.slow
+def test_sasl_ssl_with_a_pkcs12_trust_store_reads_and_writes(
+    secured: Secured, spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    names = topics(secured, "sasl-ssl")
+    truststore = trust_store(tmp_path / "truststore.p12", {"ca": secured.authority.certificate}, "changeit",
+                             "PKCS12")
+    sql = pipeline(tmp_path / "copy.sql", {
+        "security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512", "sasl.jaas.config": jaas("SCRAM-SHA-512"),
+        "ssl.truststore.type": "PKCS12", "ssl.truststore.location": str(truststore),
+        "ssl.truststore.password": "changeit",
+    })
+
+    result = run(capsys, sql, tmp_path / "cp", brokers=secured.sasl_ssl, **names)
+
+    assert result.code == 0, result.err
+    assert sorted(r["id"] for r in read_topic(secured.plaintext, names["out"])) == list(range(10))
+    assert committed(secured.plaintext, names["group"], names["topic"], 2) == {0: 5, 1: 5}
+    assert not any(secret in result.err + result.out for secret in SECRETS)
+
+
+def failure(result_err: str) -> str:
+    return " ".join(result_err.split())
+
+
+@pytest.mark.slow
+def test_a_wrong_password_fails_saying_authentication_failed(
+    secured: Secured, spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    names = topics(secured, "wrong", count=0)
+    sql = pipeline(tmp_path / "copy.sql", {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-512",
+                                           "sasl.jaas.config": jaas("SCRAM-SHA-512", "not-her-password")})
+
+    result = run(capsys, sql, tmp_path / "cp", brokers=secured.sasl, **names)
 
     assert result.code == 1
-    message = " ".join(result.err.split())
-    assert f"SASL authentication failed for user 'alice' (SCRAM-SHA-512) at {sasl}: " in message
+    message = failure(result.err)
+    assert f"SASL authentication failed for user 'alice' (SCRAM-SHA-512) at {secured.sasl}: " in message
     assert "invalid credentials with SASL mechanism SCRAM-SHA-512" in message
     assert "transport failure" not in message  # the cause, not its symptom (and no retrying until the timeout)
     assert "not-her-password" not in result.err + result.out
+
+
+@pytest.mark.slow
+def test_a_broker_certificate_from_an_untrusted_ca_fails_saying_which_check_failed(
+    secured: Secured, spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    names = topics(secured, "untrusted", count=0)
+    truststore = trust_store(tmp_path / "other.jks", {"other": Authority("another CA").certificate}, "changeit")
+    sql = pipeline(tmp_path / "copy.sql", {"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512",
+                                           "sasl.jaas.config": jaas("SCRAM-SHA-512"),
+                                           "ssl.truststore.location": str(truststore),
+                                           "ssl.truststore.password": "changeit"})
+
+    result = run(capsys, sql, tmp_path / "cp", brokers=secured.sasl_ssl, **names)
+
+    assert result.code == 1
+    message = failure(result.err)
+    assert f"The TLS handshake failed at {secured.sasl_ssl}: " in message, message
+    assert "certificate verify failed" in message
+    assert "not signed by a CA of the trust store ('properties.ssl.truststore.*')" in message
+    assert "ssl.ca.location" not in message  # librdkafka's name for it, which the user did not write
+    assert "transport failure" not in message
+
+
+@pytest.mark.slow
+def test_a_client_without_its_certificate_is_refused_by_a_mutual_tls_listener(
+    secured: Secured, spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    names = topics(secured, "no-client-cert", count=0)
+    truststore = trust_store(tmp_path / "truststore.jks", {"ca": secured.authority.certificate}, "changeit")
+    sql = pipeline(tmp_path / "copy.sql", {"security.protocol": "SSL", "ssl.truststore.location": str(truststore),
+                                           "ssl.truststore.password": "changeit"})
+
+    result = run(capsys, sql, tmp_path / "cp", brokers=secured.mtls, **names)
+
+    assert result.code == 1
+    message = failure(result.err)
+    assert f"The TLS handshake failed at {secured.mtls}: " in message, message
+    assert "alert bad certificate" in message  # TLS 1.3: the broker's alert, after the client's handshake
+    assert "The broker refused the client's certificate" in message
+    assert "'properties.ssl.keystore.*'" in message
+    assert "retried for" not in message  # a refusal ends the run at once

@@ -23,7 +23,7 @@ import socket
 import subprocess
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,8 +32,8 @@ from xml.sax.saxutils import escape
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ClusterMetadata, NewPartitions, NewTopic
 
+from connector.dev.listeners import Listener
 from connector.dev.maven import Artifact, MavenError, resolve_jars
-from connector.dev.sasl import SaslListener
 
 KAFKA_VERSION = "4.4.0"
 LOG4J_VERSION = "2.24.3"
@@ -105,10 +105,10 @@ def start(
     port: int = 0,
     timeout: float = 90.0,
     on_progress: Callable[[str], None] | None = None,
-    sasl: SaslListener | None = None,
+    listeners: Sequence[Listener] = (),
 ) -> BrokerInfo:
     """Start the broker of `data_dir` unless it already runs; return once it serves clients (on its PLAINTEXT
-    port; `sasl` adds an authenticating listener, see `connector.dev.sasl`).
+    port; `listeners` adds secured ones, see `connector.dev.listeners`).
 
     `port` 0 reuses the port of the previous run when it is free, else picks a free one.
     `timeout` bounds the broker's own startup, not the first-time download of its jars.
@@ -133,12 +133,13 @@ def start(
         broker_port = _pick_port(port, state.port if state else None, avoid=set())
         controller_port = _pick_port(0, state.controller_port if state else None, avoid={broker_port})
         libs = _libs(on_progress)
-        config = _write_config(data_dir, broker_port, controller_port, sasl)
+        config = _write_config(data_dir, broker_port, controller_port, listeners)
         _set_aside_logs(data_dir)
         if not (_log_dirs(data_dir) / "meta.properties").exists():
             if on_progress is not None:
                 on_progress(f"Formatting broker storage in {data_dir}")
-            _format_storage(java, libs, data_dir, config, sasl.format_arguments() if sasl else [])
+            scram = [argument for listener in listeners for argument in listener.format_arguments()]
+            _format_storage(java, libs, data_dir, config, scram)
         if on_progress is not None:
             on_progress(f"Starting Kafka {KAFKA_VERSION} broker on {HOST}:{broker_port}")
         pid = _launch(java, libs, data_dir, config)
@@ -367,17 +368,17 @@ def _pick_port(requested: int, previous: int | None, avoid: set[int]) -> int:
             return port
 
 
-def _write_config(data_dir: Path, port: int, controller_port: int, sasl: SaslListener | None = None) -> Path:
+def _write_config(data_dir: Path, port: int, controller_port: int, listeners: Sequence[Listener] = ()) -> Path:
     """Write server.properties and the log4j2 config for one run; ports may change between runs."""
-    secured = sasl.settings(HOST) if sasl else {}
-    extra_listener = f",{secured.pop('listener')}" if secured else ""
+    extra_listener = "".join(f",{listener.protocol}://{HOST}:{listener.port}" for listener in listeners)
+    protocols = "".join(f",{listener.protocol}:{listener.protocol}" for listener in listeners)
     settings = {
         "process.roles": "broker,controller",
         "node.id": "1",
         "controller.quorum.voters": f"1@{HOST}:{controller_port}",
         "listeners": f"PLAINTEXT://{HOST}:{port},CONTROLLER://{HOST}:{controller_port}{extra_listener}",
         "advertised.listeners": f"PLAINTEXT://{HOST}:{port}{extra_listener}",
-        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+        "listener.security.protocol.map": f"PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT{protocols}",
         "inter.broker.listener.name": "PLAINTEXT",
         "controller.listener.names": "CONTROLLER",
         "log.dirs": str(_log_dirs(data_dir)),
@@ -397,10 +398,11 @@ def _write_config(data_dir: Path, port: int, controller_port: int, sasl: SaslLis
         "log.retention.ms": "-1",  # see the module notes
         "num.network.threads": "2",
         "num.io.threads": "2",
-        **secured,
+        **{key: value for listener in listeners for key, value in listener.settings().items()},
     }
     config = _config_file(data_dir)
-    config.write_text("".join(f"{key}={value}\n" for key, value in settings.items()), encoding="utf-8")
+    escaped = {key: value.replace("\\", "\\\\").replace("\n", "\\n") for key, value in settings.items()}  # PEM texts
+    config.write_text("".join(f"{key}={value}\n" for key, value in escaped.items()), encoding="utf-8")
     _log4j_file(data_dir).write_text(_log4j_config(_log_file(data_dir)), encoding="utf-8")
     return config
 

@@ -7,6 +7,7 @@ PLAIN and SCRAM-SHA-256/512 (a user name and password) and OAUTHBEARER (here the
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 
@@ -50,8 +51,9 @@ def parse_jaas(text: str) -> tuple[str, dict[str, str]]:
 
 
 def librdkafka_properties(properties: Mapping[str, str]) -> dict[str, str]:
-    """`properties` (the table's 'properties.*' without the prefix) with Java names and the JAAS text translated;
-    ValueError for a JAAS module or option librdkafka cannot use."""
+    """`properties` (the table's 'properties.*' without the prefix) with Java names, the JAAS text and the key and
+    trust stores (`keystores`) translated; ValueError for a JAAS module or option librdkafka cannot use, a
+    `keystores.StoreError` (naming the property) for a store that cannot be read."""
     translated: dict[str, str] = {}
     for key, value in properties.items():
         if key == JAAS:
@@ -60,6 +62,11 @@ def librdkafka_properties(properties: Mapping[str, str]) -> dict[str, str]:
             translated[key] = value.strip() or "none"  # Java disables the host name check with ''
         elif key not in _IMPLIED:
             translated[_RENAMED.get(key, key)] = value
+    if any(key.startswith(("ssl.truststore.", "ssl.keystore.")) for key in translated):
+        # Imported here: executors get translated settings, and `cryptography` costs each Python process time.
+        from connector.connectors.kafka.keystores import pem_properties
+
+        return pem_properties(translated)
     return translated
 
 
@@ -82,3 +89,46 @@ def _from_jaas(text: str) -> dict[str, str]:
             "scope": "sasl.oauthbearer.scope"}
     found = {oidc[key]: value for key, value in options.items() if key in oidc}
     return {"sasl.oauthbearer.method": "oidc", **found} if found else {}
+
+
+def refused_property(config: Mapping[str, str]) -> tuple[str, str] | None:
+    """(property, reason) for a property librdkafka refuses (an unknown name, such as a Java property without a
+    librdkafka equivalent, or a bad value); None when it takes them all. Checked offline: the client is made
+    without brokers, so it connects nowhere."""
+    return _refused(tuple(sorted(config.items())))
+
+
+@functools.lru_cache(maxsize=256)
+def _refused(items: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
+    """`refused_property`, once per distinct configuration (a file may declare many alike tables)."""
+    from confluent_kafka import Consumer, KafkaException
+
+    config = dict(items)
+    try:
+        Consumer({**config, "group.id": "kafka-sql-validate", "logger": _Silent()}).close()
+    except KafkaException as error:
+        text = error.args[0].str() if error.args else str(error)
+        named = re.findall(r'"([A-Za-z0-9._\-]+)"', text)
+        unknown = text.startswith("No such configuration property")
+        key = named[-1] if named else next((k for k in config if k in text), "security.protocol")
+        if "sasl.username and sasl.password must be set" in text:
+            return JAAS, ("the SASL mechanism needs a user name and password: '<LoginModule class> required "
+                          'username="..." password="...";\'')
+        key = next((java for java, native in _RENAMED.items() if native == key and java in config), key)
+        if "SASL mechanism" in text:
+            mechanism = config.get("sasl.mechanism", "GSSAPI ('properties.sasl.mechanism' is GSSAPI if not set)")
+            built = text.split("Current build options: ")[-1].rstrip(".") if "Current build" in text else "?"
+            return "sasl.mechanism", f"librdkafka here has no SASL mechanism {mechanism}; this build supports {built}"
+        if unknown:
+            return key, "librdkafka, the Kafka client kafka-sql runs, has no such property (a Java-only one?)"
+        from connector.secrets import is_secret_key
+
+        return key, "librdkafka refuses its value" if is_secret_key(key) else text
+    return None
+
+
+class _Silent:
+    """A `logger` for the offline check: its warnings (no brokers set) mean nothing there."""
+
+    def log(self, *args: object, **kwargs: object) -> None:
+        del args, kwargs

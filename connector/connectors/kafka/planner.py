@@ -35,7 +35,7 @@ from connector.connectors.kafka.offsets import (
     to_spark,
 )
 from connector.connectors.kafka.reader import REQUEST_TIMEOUT_SECONDS, KafkaInputPartition
-from connector.connectors.kafka.retries import is_transient, retrying
+from connector.connectors.kafka.retries import is_refusal, is_transient, refusal, retrying
 from connector.connectors.kafka.settings import SourceSettings
 
 log = logging.getLogger(__name__)
@@ -366,15 +366,8 @@ class Planner:
         self._admin = None
 
     def _on_client_error(self, error: KafkaError) -> None:
-        if self._refused is None and error.code() in (KafkaError._AUTHENTICATION, KafkaError._SSL):
-            properties = self.settings.client_properties
-            user, mechanism = properties.get("sasl.username"), properties.get("sasl.mechanism")
-            who = f" for user '{user}'" + (f" ({mechanism})" if mechanism else "") if user else ""
-            kind = "SASL authentication" if error.code() == KafkaError._AUTHENTICATION else "The TLS handshake"
-            self._refused = (
-                f"{kind} failed{who} at {self.settings.bootstrap_servers}: {error.str()}. Check the security "
-                "options ('properties.security.protocol', 'properties.sasl.*', 'properties.ssl.*')."
-            )
+        if self._refused is None and is_refusal(error):
+            self._refused = refusal(error, self.settings.client_properties, self.settings.bootstrap_servers)
 
     def _client(self) -> AdminClient:
         if self._admin is None:

@@ -3,14 +3,16 @@
 Java clients retry what Kafka calls retriable (a leader moving, a fenced leader epoch, a coordinator still
 loading, a broker unreachable for a while) until `default.api.timeout.ms`; librdkafka's admin requests fail at
 once. The planner's requests go through `retrying`, so a pipeline lives through a broker restart, as a Flink job
-does, and fails with the last error once 'scan.retry-timeout' has passed.
+does, and fails with the last error once 'scan.retry-timeout' has passed. A broker's refusal (a failed SASL
+authentication or TLS handshake) is not transient: `refusal` says what it means, and retrying stops.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 from confluent_kafka import KafkaError, KafkaException
@@ -81,3 +83,30 @@ def retrying(
         if failing_since is not None:
             log.warning("Kafka %s succeeded after %.1f s of retries", what, time.monotonic() - failing_since)
         return result
+
+
+def is_refusal(error: KafkaError) -> bool:
+    """A failed SASL authentication or TLS handshake; with TLS 1.3 a broker's alert about the client's certificate
+    arrives after the handshake, as a transport error."""
+    return error.code() in (KafkaError._AUTHENTICATION, KafkaError._SSL) or (
+        error.code() == KafkaError._TRANSPORT and "SSL alert number" in error.str()
+    )
+
+
+def refusal(error: KafkaError, properties: Mapping[str, str], servers: str) -> str:
+    """What a broker's refusal (a failed SASL authentication or TLS handshake) means, in the options' terms."""
+    text = re.sub(r"^\w+://\S+: ", "", error.str())  # librdkafka's "sasl_ssl://host:port/bootstrap: "
+    text = re.sub(r", verify that ssl\.ca\.location is correctly configured.*?package\)", "", text)
+    if error.code() != KafkaError._AUTHENTICATION:
+        hint = "Check 'properties.ssl.*'"
+        if "certificate verify failed" in text:
+            hint = ("The broker's certificate is not signed by a CA of the trust store ('properties.ssl.truststore.*') "
+                    "or does not name the host ('properties.ssl.endpoint.identification.algorithm')")
+        elif "alert bad certificate" in text or "alert certificate required" in text:
+            hint = ("The broker refused the client's certificate: a listener that requires one needs "
+                    "'properties.ssl.keystore.*' signed by a CA the broker trusts")
+        return f"The TLS handshake failed at {servers}: {text}. {hint}."
+    user, mechanism = properties.get("sasl.username"), properties.get("sasl.mechanism")
+    who = f" for user '{user}'" + (f" ({mechanism})" if mechanism else "") if user else ""
+    return (f"SASL authentication failed{who} at {servers}: {text}. Check the security options "
+            "('properties.security.protocol', 'properties.sasl.*').")
