@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,7 @@ from test_run_e2e import COPY_TO_KAFKA, committed, named, read_topic, run
 
 from connector.dev import broker
 from connector.dev.certificates import Authority
-from connector.dev.listeners import Listener, Tls
+from connector.dev.listeners import Listener, OAuth, Tls
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -34,7 +35,10 @@ MODULES = {
 }
 BOOTSTRAP_LINE = "  'properties.bootstrap.servers' = '{{ var(\"brokers\") }}',"
 SINK_TOPIC_LINE = "  'topic' = '{{ var(\"out\") }}',"
-SECRETS = ("alice-secret", "store-secret", "key-secret", "changeit")
+CLIENT_SECRET = "oidc-client-secret"
+SECRETS = ("alice-secret", "store-secret", "key-secret", "changeit", CLIENT_SECRET)
+AUDIENCE = "urn:kafka-sql:broker"
+OIDC = Path(__file__).parent / "oidc"
 
 
 def free_port() -> int:
@@ -50,20 +54,46 @@ class Secured:
     mtls: str
     sasl_ssl: str
     authority: Authority
+    issuer: str  # the OpenID Connect provider's
 
 
 @pytest.fixture(scope="module")
-def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Secured]:
+def identity_provider() -> Iterator[str]:
+    """A real OpenID Connect provider (tests/oidc, from the npm registry) with one client, `kafka-sql`; its issuer."""
+    if not (OIDC / "node_modules" / "oidc-provider").is_dir():
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=OIDC, check=True, capture_output=True, timeout=600)
+    port = free_port()
+    process = subprocess.Popen(["node", "server.mjs", str(port), "kafka-sql", CLIENT_SECRET, AUDIENCE], cwd=OIDC,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert process.stdout is not None
+    lines = []
+    for line in process.stdout:  # the provider says "ready" once it listens
+        lines.append(line)
+        if line.startswith("ready "):
+            break
+    else:
+        pytest.fail(f"the OpenID Connect provider did not start: {''.join(lines)}")
+    try:
+        yield line.split()[1]
+    finally:
+        process.terminate()
+        process.wait(30)
+
+
+@pytest.fixture(scope="module")
+def secured(tmp_path_factory: pytest.TempPathFactory, identity_provider: str) -> Iterator[Secured]:
     authority = Authority()
     server = authority.issue("broker", ("127.0.0.1", "localhost"))
     users = {"alice": "alice-secret"}
-    sasl = Listener(free_port(), users)
+    oauth = OAuth(f"{identity_provider}/jwks", identity_provider, AUDIENCE)
+    sasl = Listener(free_port(), users, oauth=oauth)
     mtls = Listener(free_port(), tls=Tls(server.certificate, server.key, authority.certificate, client_auth=True))
     sasl_ssl = Listener(free_port(), users, tls=Tls(server.certificate, server.key, authority.certificate))
     data_dir = tmp_path_factory.mktemp("secured-broker")
     info = broker.start(data_dir, listeners=[sasl, mtls, sasl_ssl])
     address = "127.0.0.1:{}".format
-    yield Secured(info.bootstrap, address(sasl.port), address(mtls.port), address(sasl_ssl.port), authority)
+    yield Secured(info.bootstrap, address(sasl.port), address(mtls.port), address(sasl_ssl.port), authority,
+                  identity_provider)
     broker.stop(data_dir)
 
 
@@ -110,6 +140,52 @@ def test_a_pipeline_reads_writes_and_commits_with_flinks_sasl_properties(
     assert sorted(r["id"] for r in read_topic(secured.plaintext, names["out"])) == list(range(10))
     assert committed(secured.plaintext, names["group"], names["topic"], 2) == {0: 5, 1: 5}
     assert "alice-secret" not in result.err + result.out
+
+
+def oauthbearer(issuer: str, secret: str = CLIENT_SECRET) -> dict[str, str]:
+    """Flink's (Java's) OAUTHBEARER client-credentials properties, as Kafka's docs give them."""
+    return {
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": "OAUTHBEARER",
+        "sasl.login.callback.handler.class":
+            "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
+        "sasl.oauthbearer.token.endpoint.url": f"{issuer}/token",
+        "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+                            f'clientId="kafka-sql" clientSecret="{secret}" scope="kafka";',
+    }
+
+
+@pytest.mark.slow
+def test_oauthbearer_tokens_of_an_openid_connect_provider_read_write_and_commit(
+    secured: Secured, spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    names = topics(secured, "oauth")
+    sql = pipeline(tmp_path / "copy.sql", oauthbearer(secured.issuer))
+
+    result = run(capsys, sql, tmp_path / "cp", brokers=secured.sasl, **names)
+
+    assert result.code == 0, result.err
+    assert sorted(r["id"] for r in read_topic(secured.plaintext, names["out"])) == list(range(10))
+    assert committed(secured.plaintext, names["group"], names["topic"], 2) == {0: 5, 1: 5}
+    assert CLIENT_SECRET not in result.err + result.out
+
+
+@pytest.mark.slow
+def test_a_wrong_client_secret_fails_saying_the_provider_refused_the_token(
+    secured: Secured, spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    names = topics(secured, "oauth-wrong", count=0)
+    sql = pipeline(tmp_path / "copy.sql", oauthbearer(secured.issuer, "not-the-secret"))
+
+    result = run(capsys, sql, tmp_path / "cp", brokers=secured.sasl, **names)
+
+    assert result.code == 1
+    message = failure(result.err)
+    assert "not-the-secret" not in result.err + result.out
+    assert f"SASL authentication failed for client 'kafka-sql' (OAUTHBEARER) at {secured.sasl}: " in message, message
+    assert "Failed to acquire SASL OAUTHBEARER token" in message
+    assert "client authentication failed" in message  # the provider's own words
+    assert "retried for" not in message
 
 
 @pytest.mark.slow

@@ -142,7 +142,7 @@ def start(
             _format_storage(java, libs, data_dir, config, scram)
         if on_progress is not None:
             on_progress(f"Starting Kafka {KAFKA_VERSION} broker on {HOST}:{broker_port}")
-        pid = _launch(java, libs, data_dir, config)
+        pid = _launch(java, libs, data_dir, config, [o for listener in listeners for o in listener.jvm_options()])
         _write_state(data_dir, _State(broker_port, controller_port, pid))
         info = _info(data_dir, broker_port, pid)
         try:
@@ -430,10 +430,11 @@ def _log4j_config(log_file: Path) -> str:
 """
 
 
-def _java_command(java: str, libs: Path, data_dir: Path, main: str) -> list[str]:
+def _java_command(java: str, libs: Path, data_dir: Path, main: str, jvm_options: Sequence[str] = ()) -> list[str]:
     return [
         java,
         *JVM_OPTIONS,
+        *jvm_options,
         f"-Dlog4j2.configurationFile={_log4j_file(data_dir)}",
         "-cp",
         str(libs / "*"),
@@ -479,9 +480,9 @@ def _format_storage(java: str, libs: Path, data_dir: Path, config: Path, extra: 
         )
 
 
-def _launch(java: str, libs: Path, data_dir: Path, config: Path) -> int:
+def _launch(java: str, libs: Path, data_dir: Path, config: Path, jvm_options: Sequence[str] = ()) -> int:
     """Start the broker detached: a shell backgrounds it and exits, so it outlives this process."""
-    command = [*_java_command(java, libs, data_dir, "kafka.Kafka"), str(config)]
+    command = [*_java_command(java, libs, data_dir, "kafka.Kafka", jvm_options), str(config)]
     script = '"$@" </dev/null >>"$KAFKA_SQL_BROKER_CONSOLE" 2>&1 &\necho $!'
     result = subprocess.run(
         ["sh", "-c", script, "sh", *command],

@@ -22,6 +22,8 @@ _RENAMED = {
     "max.request.size": "message.max.bytes",
     "receive.buffer.bytes": "socket.receive.buffer.bytes",
     "send.buffer.bytes": "socket.send.buffer.bytes",
+    "sasl.oauthbearer.client.credentials.client.id": "sasl.oauthbearer.client.id",  # Kafka 4.1's names
+    "sasl.oauthbearer.client.credentials.client.secret": "sasl.oauthbearer.client.secret",
 }
 # Java-only properties that librdkafka does by itself once the JAAS text is translated.
 _IMPLIED = frozenset({"sasl.login.callback.handler.class", "sasl.client.callback.handler.class"})

@@ -106,7 +106,9 @@ def refusal(error: KafkaError, properties: Mapping[str, str], servers: str) -> s
             hint = ("The broker refused the client's certificate: a listener that requires one needs "
                     "'properties.ssl.keystore.*' signed by a CA the broker trusts")
         return f"The TLS handshake failed at {servers}: {text}. {hint}."
-    user, mechanism = properties.get("sasl.username"), properties.get("sasl.mechanism")
-    who = f" for user '{user}'" + (f" ({mechanism})" if mechanism else "") if user else ""
+    mechanism = properties.get("sasl.mechanism")
+    user, client = properties.get("sasl.username"), properties.get("sasl.oauthbearer.client.id")
+    who = f" for user '{user}'" if user else f" for client '{client}'" if client else ""
+    who += f" ({mechanism})" if who and mechanism else ""
     return (f"SASL authentication failed{who} at {servers}: {text}. Check the security options "
             "('properties.security.protocol', 'properties.sasl.*').")
