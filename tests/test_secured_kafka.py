@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from confluent_kafka import Producer
-from stores import jks_key_store, trust_store
+from stores import jks_key_store, pkcs12_key_store, trust_store
 from test_run_e2e import COPY_TO_KAFKA, committed, named, read_topic, run
 
 from connector.dev import broker
@@ -38,6 +38,7 @@ SINK_TOPIC_LINE = "  'topic' = '{{ var(\"out\") }}',"
 CLIENT_SECRET = "oidc-client-secret"
 SECRETS = ("alice-secret", "store-secret", "key-secret", "changeit", CLIENT_SECRET)
 AUDIENCE = "urn:kafka-sql:broker"
+pytest_plugins = ["pytester"]
 OIDC = Path(__file__).parent / "oidc"
 
 
@@ -296,3 +297,119 @@ def test_a_client_without_its_certificate_is_refused_by_a_mutual_tls_listener(
     assert "The broker refused the client's certificate" in message
     assert "'properties.ssl.keystore.*'" in message
     assert "retried for" not in message  # a refusal ends the run at once
+
+
+def client_config(path: Path, secured: Secured, password: str = "alice-secret") -> Path:
+    """A Java client properties file for the SASL_SSL listener, as Kafka's tools take it (JAAS text on continued
+    lines, a PKCS12 trust store)."""
+    truststore = trust_store(path.with_suffix(".p12"), {"ca": secured.authority.certificate}, "changeit", "PKCS12")
+    path.write_text(
+        "security.protocol=SASL_SSL\n"
+        "sasl.mechanism=SCRAM-SHA-512\n"
+        f"sasl.jaas.config={MODULES['SCRAM-SHA-512']} required \\\n"
+        f'    username="alice" password="{password}";\n'
+        f"ssl.truststore.location={truststore}\n"
+        "ssl.truststore.type=PKCS12\n"
+        "ssl.truststore.password=changeit\n"
+    )
+    return path
+
+
+@pytest.mark.slow
+def test_produce_writes_to_a_secured_broker_with_a_client_properties_file(
+    secured: Secured, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from connector.entrypoints.cli import main
+
+    lines = tmp_path / "orders.jsonl"
+    lines.write_text("".join(json.dumps({"id": i}) + "\n" for i in range(5)))
+    config = client_config(tmp_path / "client.properties", secured)
+
+    code = main(["produce", "secured-orders", str(lines), "--bootstrap", secured.sasl_ssl, "--partitions", "2",
+                 "--client-config", str(config)])
+    assert code == 0, capsys.readouterr().err
+    assert sorted(r["id"] for r in read_topic(secured.plaintext, "secured-orders")) == list(range(5))
+
+    wrong = client_config(tmp_path / "wrong.properties", secured, password="not-her-password")
+    capsys.readouterr()
+    assert main(["produce", "secured-orders", str(lines), "--bootstrap", secured.sasl_ssl,
+                 "--client-config", str(wrong)]) == 1
+    said = " ".join(capsys.readouterr().err.split())
+    assert f"produce: SASL authentication failed for user 'alice' (SCRAM-SHA-512) at {secured.sasl_ssl}" in said
+    assert "not-her-password" not in said
+
+
+PLUGIN_PIPELINE = """
+CREATE TABLE orders (id BIGINT, amount DOUBLE) WITH (
+  'connector' = 'kafka', 'topic' = 'orders', 'properties.bootstrap.servers' = 'prod-kafka:9093',
+  'properties.security.protocol' = 'SASL_SSL', 'properties.sasl.mechanism' = 'PLAIN',
+  'properties.sasl.jaas.config' =
+    'org.apache.kafka.common.security.plain.PlainLoginModule required username="prod" password="prod-secret";',
+  'properties.group.id' = 'etl', 'format' = 'json'
+);
+CREATE TABLE big (id BIGINT, amount DOUBLE) WITH (
+  'connector' = 'kafka', 'topic' = 'big', 'properties.bootstrap.servers' = 'prod-kafka:9093',
+  'properties.security.protocol' = 'SASL_SSL', 'properties.sasl.mechanism' = 'PLAIN',
+  'properties.sasl.jaas.config' =
+    'org.apache.kafka.common.security.plain.PlainLoginModule required username="prod" password="prod-secret";',
+  'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'big',
+  'format' = 'json'
+);
+INSERT INTO big SELECT id, amount FROM orders WHERE amount > 10;
+"""
+
+
+@pytest.mark.slow
+def test_the_pytest_plugin_runs_pipelines_on_a_secured_test_broker(
+    secured: Secured, pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """The file's production security properties give way to the test broker's, from --kafka-sql-client-config."""
+    (tmp_path / "big.sql").write_text(PLUGIN_PIPELINE)
+    config = client_config(tmp_path / "client.properties", secured)
+    pytester.makepyfile(
+        test_big=f"""
+        def test_big_orders(run_pipeline):
+            result = run_pipeline({str(tmp_path / "big.sql")!r},
+                                  inputs={{"orders": [{{"id": 1, "amount": 5.0}}, {{"id": 2, "amount": 50.0}}]}})
+            assert result.rows("big") == [{{"id": 2, "amount": 50.0}}]
+        """
+    )
+    outcome = pytester.runpytest_subprocess(
+        "--kafka-sql-bootstrap", secured.sasl_ssl, "--kafka-sql-client-config", str(config),
+        "-p", "no:cacheprovider", timeout=600,
+    )
+    outcome.assert_outcomes(passed=1)
+
+
+@pytest.mark.slow
+def test_spark_sql_reads_and_writes_a_secured_broker(secured: Secured, spark: SparkSession, tmp_path: Path) -> None:
+    from pyspark.sql.streaming import StreamingQuery
+
+    import connector
+
+    names = topics(secured, "spark-sql")
+    truststore = trust_store(tmp_path / "truststore.jks", {"ca": secured.authority.certificate}, "changeit")
+    keystore = pkcs12_key_store(tmp_path / "alice.p12", secured.authority.issue("alice"), "store-secret")
+    security = (f"'properties.security.protocol' = 'SSL', 'properties.ssl.truststore.location' = '{truststore}', "
+                "'properties.ssl.truststore.password' = 'changeit', 'properties.ssl.keystore.type' = 'PKCS12', "
+                f"'properties.ssl.keystore.location' = '{keystore}', "
+                "'properties.ssl.keystore.password' = 'store-secret'")
+    installed = connector.install(spark.newSession(), checkpoint_dir=tmp_path / "checkpoints")
+    try:
+        session = installed.spark
+        session.sql(f"""CREATE TABLE events (id BIGINT, name STRING) WITH ('connector' = 'kafka',
+            'topic' = '{names["topic"]}', 'properties.bootstrap.servers' = '{secured.mtls}', {security},
+            'properties.group.id' = '{names["group"]}', 'scan.startup.mode' = 'earliest-offset',
+            'scan.bounded.mode' = 'latest-offset', 'format' = 'json')""")
+        session.sql(f"""CREATE TABLE copied (id BIGINT, name STRING) WITH ('connector' = 'kafka',
+            'topic' = '{names["out"]}', 'properties.bootstrap.servers' = '{secured.mtls}', {security},
+            'format' = 'json')""")
+
+        query = session.sql("INSERT INTO copied SELECT id, name FROM events")
+
+        assert isinstance(query, StreamingQuery)
+        assert not query.isActive and query.exception() is None
+    finally:
+        installed.close()
+    assert sorted(r["id"] for r in read_topic(secured.plaintext, names["out"])) == list(range(10))
+    assert committed(secured.plaintext, names["group"], names["topic"], 2) == {0: 5, 1: 5}

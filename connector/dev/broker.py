@@ -23,7 +23,7 @@ import socket
 import subprocess
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -184,9 +184,11 @@ def create_topic(
     partitions: int = 1,
     config: dict[str, str] | None = None,
     timeout: float = 30.0,
+    client: Mapping[str, str] | None = None,
 ) -> None:
-    """Create a topic (replication factor 1) and wait until its partitions have leaders."""
-    admin = _admin(bootstrap)
+    """Create a topic (replication factor 1) and wait until its partitions have leaders; `client`: librdkafka
+    settings for a secured broker."""
+    admin = _admin(bootstrap, client)
     futures = admin.create_topics(
         [NewTopic(name, num_partitions=partitions, replication_factor=1, config=config or {})],
         operation_timeout=timeout,
@@ -204,9 +206,9 @@ def add_partitions(bootstrap: str, name: str, total: int, timeout: float = 30.0)
     _wait_for(admin, timeout, f"topic {name!r} with {total} partitions", _has_partitions(name, total))
 
 
-def delete_topic(bootstrap: str, name: str, timeout: float = 30.0) -> None:
+def delete_topic(bootstrap: str, name: str, timeout: float = 30.0, client: Mapping[str, str] | None = None) -> None:
     """Delete a topic and wait until metadata no longer lists it."""
-    admin = _admin(bootstrap)
+    admin = _admin(bootstrap, client)
     futures = admin.delete_topics([name], operation_timeout=timeout)
     _result(futures[name], f"cannot delete topic {name!r}", timeout)
     _wait_for(admin, timeout, f"topic {name!r} to disappear", lambda md: name not in md.topics)
@@ -559,8 +561,8 @@ def _log_tail(data_dir: Path) -> str:
     return "".join(parts) or f"\nNo broker log was written in {data_dir}."
 
 
-def _admin(bootstrap: str) -> AdminClient:
-    return AdminClient({"bootstrap.servers": bootstrap})
+def _admin(bootstrap: str, client: Mapping[str, str] | None = None) -> AdminClient:
+    return AdminClient({**(client or {}), "bootstrap.servers": bootstrap})
 
 
 def _result(future: Future[None], failure: str, timeout: float) -> None:

@@ -3,12 +3,44 @@
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Mapping
 from pathlib import Path
 
-from confluent_kafka import Producer
+from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient
 
+from connector.connectors.kafka.client_log import logged
+from connector.connectors.kafka.java_properties import librdkafka_properties
+from connector.connectors.kafka.retries import is_refusal, refusal
 from connector.dev import broker
+
+METADATA_TIMEOUT_SECONDS = 30.0
+
+
+class ProduceError(Exception):
+    """Why `produce` could not write: the broker refused the client, cannot be reached, or the settings are bad."""
+
+
+def _topics(bootstrap: str, client: Mapping[str, str]) -> set[str]:
+    """The broker's topics; a refused authentication or TLS handshake ends the wait at once, saying what failed."""
+    refused: list[str] = []
+
+    def on_error(error: KafkaError) -> None:
+        if is_refusal(error) and not refused:
+            refused.append(refusal(error, client, bootstrap))
+
+    admin = AdminClient(logged({**client, "bootstrap.servers": bootstrap, "error_cb": on_error}))
+    deadline = time.monotonic() + METADATA_TIMEOUT_SECONDS
+    while True:
+        try:
+            return set(admin.list_topics(timeout=2).topics)
+        except KafkaException as error:
+            admin.poll(0)  # serves on_error
+            if refused:
+                raise ProduceError(refused[0]) from None
+            if time.monotonic() > deadline:
+                raise ProduceError(f"cannot reach the broker at {bootstrap}: {error.args[0].str()}") from None
 
 
 def produce_file(
@@ -18,17 +50,22 @@ def produce_file(
     partitions: int = 1,
     key_field: str | None = None,
     recreate: bool = False,
+    properties: Mapping[str, str] | None = None,
 ) -> int:
     """Produce each non-empty line of `path` as one record; create the topic when it does not exist
-    (`recreate`: delete it first, so a demo starts from exactly the file's records)."""
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    exists = topic in admin.list_topics(timeout=30).topics
+    (`recreate`: delete it first, so a demo starts from exactly the file's records). `properties`: Kafka client
+    properties with Java's names, as in a table's 'properties.*' (a secured broker's)."""
+    try:
+        client = librdkafka_properties(properties or {})
+    except ValueError as error:
+        raise ProduceError(str(error)) from None
+    exists = topic in _topics(bootstrap, client)
     if exists and recreate:
-        broker.delete_topic(bootstrap, topic)
+        broker.delete_topic(bootstrap, topic, client=client)
         exists = False
     if not exists:
-        broker.create_topic(bootstrap, topic, partitions=partitions)
-    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 5})
+        broker.create_topic(bootstrap, topic, partitions=partitions, client=client)
+    producer = Producer(logged({**client, "bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 5}))
     failures: list[str] = []
 
     def delivered(error: object, _msg: object) -> None:

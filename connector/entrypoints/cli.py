@@ -168,12 +168,17 @@ def cmd_dq_report(args: argparse.Namespace) -> int:
 
 
 def cmd_produce(args: argparse.Namespace) -> int:
-    from connector.dev.produce import produce_file
+    from connector.connectors.kafka.java_properties import client_properties
+    from connector.dev.produce import ProduceError, produce_file
 
-    count = produce_file(
-        args.bootstrap, args.topic, args.file, partitions=args.partitions, key_field=args.key_field,
-        recreate=args.recreate,
-    )
+    try:
+        count = produce_file(
+            args.bootstrap, args.topic, args.file, partitions=args.partitions, key_field=args.key_field,
+            recreate=args.recreate, properties=client_properties(args.client_config, args.property),
+        )
+    except (ProduceError, ValueError) as error:
+        err.print(f"produce: {error}", markup=False)
+        return EXIT_ERRORS
     err.print(f"produced {count} record(s) to '{args.topic}'")
     return EXIT_OK
 
@@ -267,6 +272,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--partitions", type=int, default=1, help="partitions when creating the topic")
     p.add_argument("--key-field", default=None, help="use this JSON field's value as the record key")
     p.add_argument("--recreate", action="store_true", help="delete and recreate the topic first")
+    p.add_argument(
+        "--client-config", type=Path, default=None, metavar="FILE",
+        help="Kafka client properties file, Java names as in 'properties.*' (security.protocol, sasl.jaas.config, "
+        "ssl.truststore.location, ...), as Kafka's tools take with --command-config",
+    )
+    p.add_argument(
+        "--property", action="append", default=[], metavar="KEY=VALUE",
+        help="a Kafka client property (repeatable; wins over --client-config)",
+    )
     p.set_defaults(func=cmd_produce)
 
     p = verbs.add_parser(

@@ -11,7 +11,8 @@ isolated from every other run:
 
 * every Kafka table (kafka, upsert-kafka) gets a fresh topic on the test broker and a fresh consumer group;
   sources read it from the earliest offset to the latest offset at start ('scan.bounded.mode' =
-  'latest-offset'), and security `properties.*` are dropped (the test broker is plaintext);
+  'latest-offset'), and the file's security `properties.*` (production's) are replaced by the test broker's
+  client properties (`kafka_client_properties`, none for the embedded plaintext broker);
 * `inputs` maps a Kafka source table to its rows (dicts of column values; timestamps as datetime or text
   like '2026-01-01 10:00:09'). They are encoded with the table's own key and value formats, and writable
   metadata columns (`timestamp`, `headers`) become the record's metadata, then produced in order to one
@@ -25,9 +26,11 @@ For an upsert-kafka sink it is the resulting table: the last row per key, delete
 `result.expect(sink, *expectations)` validates them with Great Expectations (pandas engine) and fails with
 one message per unmet expectation: which one, the observed value, and sample rows.
 
-Fixtures: `run_pipeline`, and the two it uses, which a conftest.py may override: `kafka_bootstrap` (the
-broker at `--kafka-sql-bootstrap` / `KAFKA_SQL_BOOTSTRAP`, else an embedded broker started for the session)
-and `spark` (the active SparkSession, else a small local one for the session). Each run uses its own
+Fixtures: `run_pipeline`, and the three it uses, which a conftest.py may override: `kafka_bootstrap` (the
+broker at `--kafka-sql-bootstrap` / `KAFKA_SQL_BOOTSTRAP`, else an embedded broker started for the session),
+`kafka_client_properties` (a secured test broker's client properties, Java names as in 'properties.*', from
+`--kafka-sql-client-config FILE` / `KAFKA_SQL_CLIENT_CONFIG` and `--kafka-sql-property KEY=VALUE`) and `spark`
+(the active SparkSession, else a small local one for the session). Each run uses its own
 `spark.newSession()`, so temporary views and SQL settings of runs never mix.
 
 The plugin is loaded by every pytest run in an environment where kafka-sql is installed; Spark, the engine
@@ -70,6 +73,7 @@ if TYPE_CHECKING:
     from connector.runtime.engine import RunningQuery
 
 BOOTSTRAP_ENV = "KAFKA_SQL_BOOTSTRAP"
+CLIENT_CONFIG_ENV = "KAFKA_SQL_CLIENT_CONFIG"
 KAFKA_CONNECTORS = ("kafka", "upsert-kafka")
 INPUT_METADATA = ("timestamp", "headers")  # metadata an input row may set: the rest is Kafka's to assign
 SAMPLE_ROWS = 5
@@ -230,8 +234,10 @@ def run_pipeline_file(
     variables: Mapping[str, str] | None = None,
     workdir: Path | None = None,
     timeout: float = 300.0,
+    client_properties: Mapping[str, str] | None = None,
 ) -> PipelineResult:
-    """Run pipeline file `path` once on `inputs`, isolated on broker `bootstrap`; return its sinks' outputs."""
+    """Run pipeline file `path` once on `inputs`, isolated on broker `bootstrap` (a secured one: its
+    `client_properties`, Java names); return its sinks' outputs."""
     from connector.planning.plan import build
     from connector.runtime import engine
     from connector.sql.frontend import compile_file
@@ -241,7 +247,7 @@ def run_pipeline_file(
     run_id = uuid.uuid4().hex[:8]
     inputs = dict(inputs or {})
     _check_inputs(pipeline, inputs, path)
-    topics = _isolate(pipeline, bootstrap, run_id)
+    topics = _isolate(pipeline, bootstrap, run_id, client_properties or {})
     plan = build(pipeline, path.stem)
     _check_bounded(plan, path)
     session = spark.newSession()
@@ -259,15 +265,18 @@ def run_pipeline_file(
     return PipelineResult(path, outputs)
 
 
-def _isolate(pipeline: Pipeline, bootstrap: str, run_id: str) -> dict[str, str]:
+def _isolate(pipeline: Pipeline, bootstrap: str, run_id: str, client_properties: Mapping[str, str]) -> dict[str, str]:
     """Point every Kafka table at a fresh topic on `bootstrap`, and every other sink at one too (JSON)."""
+    from connector.connectors.kafka.java_properties import librdkafka_properties
+
     sinks = {t.name.lower() for i in pipeline.inserts if (t := pipeline.table(i.target)) is not None}
+    client = librdkafka_properties(client_properties)
     topics: dict[str, str] = {}
     for key, table in pipeline.tables.items():
         if table.connector not in KAFKA_CONNECTORS and key not in sinks:
             continue
         topic = f"{re.sub(r'[^A-Za-z0-9._-]+', '-', table.name)}-{run_id}"
-        broker.create_topic(bootstrap, topic, config=TOPIC_CONFIG)
+        broker.create_topic(bootstrap, topic, config=TOPIC_CONFIG, client=client)
         topics[key] = topic
         if table.connector in KAFKA_CONNECTORS:
             options = {k: v for k, v in table.options.items()
@@ -282,6 +291,7 @@ def _isolate(pipeline: Pipeline, bootstrap: str, run_id: str) -> dict[str, str]:
                        **{k: v for k, v in table.options.items() if k.startswith("quality.")}}
         table.options = {
             **options,
+            **{f"properties.{key}": value for key, value in client_properties.items()},
             "topic": topic,
             "properties.bootstrap.servers": bootstrap,
             "scan.bounded.mode": "latest-offset",
@@ -389,6 +399,7 @@ def _read_sink(spark: SparkSession, table: Table, topic: str) -> SinkOutput:
 
     data_sources.register(spark, KafkaSource)
     options = {
+        **{key: value for key, value in table.options.items() if key.startswith("properties.")},
         "topic": topic,
         "properties.bootstrap.servers": table.options["properties.bootstrap.servers"],
         "scan.startup.mode": "earliest-offset",
@@ -421,6 +432,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--kafka-sql-bootstrap",
         default=None,
         help=f"Kafka broker for run_pipeline (else ${BOOTSTRAP_ENV}, else an embedded broker for the session)",
+    )
+    group.addoption(
+        "--kafka-sql-client-config",
+        default=None,
+        help=f"client properties file of a secured test broker, Java names (else ${CLIENT_CONFIG_ENV})",
+    )
+    group.addoption(
+        "--kafka-sql-property",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a client property of a secured test broker (repeatable; wins over the file)",
     )
 
 
@@ -463,8 +486,22 @@ def spark() -> Iterator[SparkSession]:
     session.stop()
 
 
+@pytest.fixture(scope="session")
+def kafka_client_properties(request: pytest.FixtureRequest) -> dict[str, str]:
+    """Client properties of the test broker (Java names, as in 'properties.*'); empty for a plaintext one."""
+    from connector.connectors.kafka.java_properties import client_properties
+
+    path = request.config.getoption("kafka_sql_client_config") or os.environ.get(CLIENT_CONFIG_ENV)
+    try:
+        return client_properties(Path(path) if path else None, request.config.getoption("kafka_sql_property"))
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
+
+
 @pytest.fixture
-def run_pipeline(spark: SparkSession, kafka_bootstrap: str, tmp_path: Path) -> Callable[..., PipelineResult]:
+def run_pipeline(
+    spark: SparkSession, kafka_bootstrap: str, kafka_client_properties: dict[str, str], tmp_path: Path
+) -> Callable[..., PipelineResult]:
     """`run_pipeline(path, inputs=None, variables=None, timeout=300) -> PipelineResult` (see the module doc)."""
 
     def run(
@@ -474,6 +511,8 @@ def run_pipeline(spark: SparkSession, kafka_bootstrap: str, tmp_path: Path) -> C
         timeout: float = 300.0,
     ) -> PipelineResult:
         __tracebackhide__ = True
-        return run_pipeline_file(spark, kafka_bootstrap, path, inputs, variables, tmp_path, timeout)
+        return run_pipeline_file(
+            spark, kafka_bootstrap, path, inputs, variables, tmp_path, timeout, kafka_client_properties
+        )
 
     return run

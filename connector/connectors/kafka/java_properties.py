@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 JAAS = "sasl.jaas.config"
 _MODULES = {
@@ -91,6 +92,25 @@ def _from_jaas(text: str) -> dict[str, str]:
             "scope": "sasl.oauthbearer.scope"}
     found = {oidc[key]: value for key, value in options.items() if key in oidc}
     return {"sasl.oauthbearer.method": "oidc", **found} if found else {}
+
+
+def client_properties(path: Path | None, pairs: Sequence[str] = ()) -> dict[str, str]:
+    """Client properties from a Java .properties file (as Kafka's tools take with --command-config) and then
+    KEY=VALUE pairs, which win; ValueError naming what does not read."""
+    import javaproperties  # imported here: only the command line and the pytest plugin read such files
+
+    properties: dict[str, str] = {}
+    if path is not None:
+        try:
+            properties.update(javaproperties.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError) as error:
+            raise ValueError(f"cannot read client properties from {path}: {error}") from None
+    for pair in pairs:
+        key, equals, value = pair.partition("=")
+        if not equals or not key.strip():
+            raise ValueError("a client property is not KEY=VALUE (it has no '=' or no key)")
+        properties[key.strip()] = value
+    return properties
 
 
 def refused_property(config: Mapping[str, str]) -> tuple[str, str] | None:
