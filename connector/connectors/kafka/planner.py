@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from confluent_kafka import ConsumerGroupTopicPartitions, IsolationLevel, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
-from confluent_kafka.admin import AdminClient, OffsetSpec, TopicMetadata
+from confluent_kafka.admin import AdminClient, ClusterMetadata, OffsetSpec, TopicMetadata
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows, ReadMinRows
 
 from connector.connectors.kafka.client_log import logged
@@ -47,8 +47,10 @@ T = TypeVar("T")
 # query's first batch (measured). The backoff still grows exponentially on failures.
 ADMIN_DEFAULTS = {"reconnect.backoff.ms": "10"}
 COMMIT_FLUSH_SECONDS = 5.0
-# One metadata request's wait: short, so that a refused authentication (seen between attempts) ends the run soon.
+# One metadata request's wait, asked in slices: a refused authentication or TLS handshake, reported between them,
+# ends the run within a slice.
 METADATA_ATTEMPT_SECONDS = 8.0
+REFUSAL_CHECK_SECONDS = 0.5
 # Kafka's own topics, which a topic-pattern never matches (Java: listTopics() excludes internal topics).
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 # librdkafka consumer-only properties; an AdminClient would warn about each one.
@@ -235,7 +237,7 @@ class Planner:
         subscription = self.settings.subscription
 
         def request() -> dict[str, TopicMetadata]:
-            metadata = self._client().list_topics(timeout=METADATA_ATTEMPT_SECONDS)
+            metadata = self._metadata()
             for name, meta in metadata.topics.items():
                 if meta.error is not None and is_transient(meta.error) and subscription.matches(name):
                     raise KafkaException(meta.error)  # e.g. no leader while a broker restarts: not a missing topic
@@ -354,6 +356,20 @@ class Planner:
             waited = f" (retried for {timeout:.0f} s, 'scan.retry-timeout')" if is_transient(error) else ""
             raise KafkaSourceError(f"Kafka {what} to {self.settings.bootstrap_servers} failed{waited}: "
                                    f"{_reason(error)}") from None
+
+    def _metadata(self) -> ClusterMetadata:
+        """The cluster's metadata (one attempt); KafkaSourceError as soon as the broker refused the client."""
+        client = self._client()
+        deadline = time.monotonic() + METADATA_ATTEMPT_SECONDS
+        while True:
+            try:
+                return client.list_topics(timeout=REFUSAL_CHECK_SECONDS)
+            except KafkaException:
+                client.poll(0)  # serves the error callback
+                if self._refused is not None:
+                    raise KafkaSourceError(self._refused) from None
+                if time.monotonic() >= deadline:
+                    raise
 
     def _before_retry(self) -> None:
         """Stop retrying when the broker refused the client (a failed authentication or TLS handshake, which
