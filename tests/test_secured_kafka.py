@@ -413,3 +413,25 @@ def test_spark_sql_reads_and_writes_a_secured_broker(secured: Secured, spark: Sp
         installed.close()
     assert sorted(r["id"] for r in read_topic(secured.plaintext, names["out"])) == list(range(10))
     assert committed(secured.plaintext, names["group"], names["topic"], 2) == {0: 5, 1: 5}
+
+
+@pytest.mark.slow
+def test_a_sink_whose_broker_refuses_the_client_fails_saying_so(
+    secured: Secured, spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The source reads a broker that lets it in; the sink's refuses its password: the run fails on the sink."""
+    names = topics(secured, "sink-refused", count=4)
+    wrong = jaas("SCRAM-SHA-512", "not-her-password")
+    sink = {"properties.security.protocol": "SASL_PLAINTEXT", "properties.sasl.mechanism": "SCRAM-SHA-512",
+            "properties.sasl.jaas.config": wrong}
+    sql = pipeline(tmp_path / "copy.sql", {}, sink)
+    sql.write_text(sql.read_text().replace("'{{ var(\"brokers\") }}',\n  'format' = 'json'\n);\n\nINSERT",
+                                           f"'{secured.sasl}',\n  'format' = 'json'\n);\n\nINSERT"))
+
+    result = run(capsys, sql, tmp_path / "cp", brokers=secured.plaintext, **names)
+
+    assert result.code == 1
+    message = failure(result.err)
+    assert f"SASL authentication failed for user 'alice' (SCRAM-SHA-512) at {secured.sasl}" in message, message
+    assert "not-her-password" not in result.err + result.out
+    assert committed(secured.plaintext, names["group"], names["topic"], 2) == {}

@@ -96,7 +96,20 @@ CASES = [
         + PRINT
         + READ,
         "security",
-        ("'software.amazon.msk.auth.iam.IAMLoginModule' cannot run outside a JVM", "SCRAM-SHA-512 or OAUTHBEARER"),
+        ("AWS MSK IAM authentication", "does not run", "'properties.sasl.mechanism' = 'SCRAM-SHA-512'", "mutual TLS"),
+    ),
+    Case(
+        "jaas-kerberos-module",
+        kafka(
+            options=(
+                f"{MARK}'properties.sasl.jaas.config' = 'com.sun.security.auth.module.Krb5LoginModule required;'",
+                *SOURCE_OPTIONS,
+            )
+        )
+        + PRINT
+        + READ,
+        "security",
+        ("'com.sun.security.auth.module.Krb5LoginModule' cannot run outside a JVM", "SCRAM-SHA-512 or OAUTHBEARER"),
     ),
     Case(
         "invalid-enum",

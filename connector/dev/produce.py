@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from confluent_kafka import KafkaError, KafkaException, Producer
+from confluent_kafka import KafkaException, Producer
 from confluent_kafka.admin import AdminClient
 
 from connector.connectors.kafka.client_log import logged
 from connector.connectors.kafka.java_properties import librdkafka_properties
-from connector.connectors.kafka.retries import is_refusal, refusal
+from connector.connectors.kafka.retries import Refusals, Refused
 from connector.dev import broker
 
 METADATA_TIMEOUT_SECONDS = 30.0
@@ -24,23 +23,14 @@ class ProduceError(Exception):
 
 def _topics(bootstrap: str, client: Mapping[str, str]) -> set[str]:
     """The broker's topics; a refused authentication or TLS handshake ends the wait at once, saying what failed."""
-    refused: list[str] = []
-
-    def on_error(error: KafkaError) -> None:
-        if is_refusal(error) and not refused:
-            refused.append(refusal(error, client, bootstrap))
-
-    admin = AdminClient(logged({**client, "bootstrap.servers": bootstrap, "error_cb": on_error}))
-    deadline = time.monotonic() + METADATA_TIMEOUT_SECONDS
-    while True:
-        try:
-            return set(admin.list_topics(timeout=2).topics)
-        except KafkaException as error:
-            admin.poll(0)  # serves on_error
-            if refused:
-                raise ProduceError(refused[0]) from None
-            if time.monotonic() > deadline:
-                raise ProduceError(f"cannot reach the broker at {bootstrap}: {error.args[0].str()}") from None
+    refusals = Refusals(client, bootstrap)
+    admin = AdminClient(logged({**client, "bootstrap.servers": bootstrap, "error_cb": refusals}))
+    try:
+        return set(refusals.list_topics(admin, METADATA_TIMEOUT_SECONDS).topics)
+    except Refused as refused:
+        raise ProduceError(str(refused)) from None
+    except KafkaException as error:
+        raise ProduceError(f"cannot reach the broker at {bootstrap}: {error.args[0].str()}") from None
 
 
 def produce_file(

@@ -76,6 +76,13 @@ def librdkafka_properties(properties: Mapping[str, str]) -> dict[str, str]:
 def _from_jaas(text: str) -> dict[str, str]:
     module, options = parse_jaas(text)
     kind = _MODULES.get(module)
+    if kind is None and module.endswith(".IAMLoginModule"):
+        raise ValueError(
+            "AWS MSK IAM authentication ('software.amazon.msk.auth.iam.IAMLoginModule') signs requests inside a JVM, "
+            "which kafka-sql's Kafka client (librdkafka) does not run. Enable SASL/SCRAM on the MSK cluster and use "
+            "'properties.sasl.mechanism' = 'SCRAM-SHA-512' with the ScramLoginModule (user and password from AWS "
+            "Secrets Manager), or mutual TLS ('properties.security.protocol' = 'SSL' with 'properties.ssl.keystore.*')."
+        )
     if kind is None:
         known = ", ".join(sorted(m.rsplit(".", 1)[1] for m in _MODULES))
         raise ValueError(

@@ -35,7 +35,7 @@ from connector.connectors.kafka.offsets import (
     to_spark,
 )
 from connector.connectors.kafka.reader import REQUEST_TIMEOUT_SECONDS, KafkaInputPartition
-from connector.connectors.kafka.retries import is_refusal, is_transient, refusal, retrying
+from connector.connectors.kafka.retries import Refusals, Refused, is_transient, retrying
 from connector.connectors.kafka.settings import SourceSettings
 
 log = logging.getLogger(__name__)
@@ -47,10 +47,8 @@ T = TypeVar("T")
 # query's first batch (measured). The backoff still grows exponentially on failures.
 ADMIN_DEFAULTS = {"reconnect.backoff.ms": "10"}
 COMMIT_FLUSH_SECONDS = 5.0
-# One metadata request's wait, asked in slices: a refused authentication or TLS handshake, reported between them,
-# ends the run within a slice.
+# One metadata request's wait (asked in slices: a refused authentication or TLS handshake ends it, `Refusals`).
 METADATA_ATTEMPT_SECONDS = 8.0
-REFUSAL_CHECK_SECONDS = 0.5
 # Kafka's own topics, which a topic-pattern never matches (Java: listTopics() excludes internal topics).
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 # librdkafka consumer-only properties; an AdminClient would warn about each one.
@@ -91,7 +89,7 @@ class Planner:
         self.mode = commit_mode(settings)
         self.committer = OffsetCommitter(settings) if self.mode is CommitMode.ON_CHECKPOINTS else None
         self._admin: AdminClient | None = None
-        self._refused: str | None = None  # why the broker refused the client (authentication, TLS), if it did
+        self._refusals = Refusals(settings.client_properties, settings.bootstrap_servers)
         self._assigned: list[TopicPartition] | None = None
         self._listed_at = 0.0
         self._initial: Offsets | None = None
@@ -359,17 +357,10 @@ class Planner:
 
     def _metadata(self) -> ClusterMetadata:
         """The cluster's metadata (one attempt); KafkaSourceError as soon as the broker refused the client."""
-        client = self._client()
-        deadline = time.monotonic() + METADATA_ATTEMPT_SECONDS
-        while True:
-            try:
-                return client.list_topics(timeout=REFUSAL_CHECK_SECONDS)
-            except KafkaException:
-                client.poll(0)  # serves the error callback
-                if self._refused is not None:
-                    raise KafkaSourceError(self._refused) from None
-                if time.monotonic() >= deadline:
-                    raise
+        try:
+            return self._refusals.list_topics(self._client(), METADATA_ATTEMPT_SECONDS)
+        except Refused as refused:
+            raise KafkaSourceError(str(refused)) from None
 
     def _before_retry(self) -> None:
         """Stop retrying when the broker refused the client (a failed authentication or TLS handshake, which
@@ -377,13 +368,9 @@ class Planner:
         request use a new client, with fresh metadata."""
         if self._admin is not None:
             self._admin.poll(0)  # serves the error callback
-        if self._refused is not None:
-            raise KafkaSourceError(self._refused)
+        if self._refusals.message is not None:
+            raise KafkaSourceError(self._refusals.message)
         self._admin = None
-
-    def _on_client_error(self, error: KafkaError) -> None:
-        if self._refused is None and is_refusal(error):
-            self._refused = refusal(error, self.settings.client_properties, self.settings.bootstrap_servers)
 
     def _client(self) -> AdminClient:
         if self._admin is None:
@@ -395,7 +382,7 @@ class Planner:
                     if key not in CONSUMER_ONLY_PROPERTIES
                 },
             }
-            self._admin = AdminClient(logged({**config, "error_cb": self._on_client_error}))
+            self._admin = AdminClient(logged({**config, "error_cb": self._refusals}))
         return self._admin
 
 

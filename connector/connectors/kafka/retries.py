@@ -15,11 +15,15 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import KafkaError, KafkaException, Producer
+from confluent_kafka.admin import AdminClient, ClusterMetadata
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+_Client = AdminClient | Producer
+# How often a metadata request looks for a refusal while it waits.
+REFUSAL_CHECK_SECONDS = 0.5
 
 # Codes that are transient although librdkafka does not flag them retriable on every path (admin results).
 _TRANSIENT = frozenset(
@@ -112,3 +116,34 @@ def refusal(error: KafkaError, properties: Mapping[str, str], servers: str) -> s
     who += f" ({mechanism})" if who and mechanism else ""
     return (f"SASL authentication failed{who} at {servers}: {text}. Check the security options "
             "('properties.security.protocol', 'properties.sasl.*').")
+
+
+class Refused(Exception):
+    """The broker refused the client; the message says what failed (`refusal`)."""
+
+
+class Refusals:
+    """A client's `error_cb` that keeps the broker's first refusal, in the options' terms, and metadata requests
+    that end as soon as one arrives (librdkafka reports a refused authentication or TLS handshake only there, and
+    its requests would wait out their timeout)."""
+
+    def __init__(self, properties: Mapping[str, str], servers: str) -> None:
+        self.properties, self.servers = properties, servers
+        self.message: str | None = None
+
+    def __call__(self, error: KafkaError) -> None:
+        if self.message is None and is_refusal(error):
+            self.message = refusal(error, self.properties, self.servers)
+
+    def list_topics(self, client: _Client, timeout: float, topic: str | None = None) -> ClusterMetadata:
+        """`client.list_topics`, asked in slices; Refused as soon as the broker refused the client."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return client.list_topics(topic, timeout=REFUSAL_CHECK_SECONDS)
+            except KafkaException:
+                client.poll(0)  # serves the error callback
+                if self.message is not None:
+                    raise Refused(self.message) from None
+                if time.monotonic() >= deadline:
+                    raise

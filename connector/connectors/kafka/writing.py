@@ -16,6 +16,7 @@ from pyspark.sql.types import (
 )
 
 from connector.connectors.kafka.client_log import logged
+from connector.connectors.kafka.retries import Refusals, Refused
 from connector.connectors.kafka.sink import (
     BATCH_ID_OPTION,
     QUERY_ID_OPTION,
@@ -109,11 +110,14 @@ class KafkaBatch:
         """Fail the first batch at once, naming the topic, when a 'topic' does not exist and the broker does not
         create it (the producer would only give up after 'topic.metadata.propagation.max.ms')."""
         settings = SinkSettings.from_options(self.options)
-        producer = Producer(logged(settings.producer_config))
-        bootstrap = settings.producer_config.get("bootstrap.servers")
+        bootstrap = str(settings.producer_config.get("bootstrap.servers"))
+        refusals = Refusals({k: str(v) for k, v in settings.producer_config.items()}, bootstrap)
+        producer = Producer(logged({**settings.producer_config, "error_cb": refusals}))
         for topic in settings.topics:
             try:
-                found = producer.list_topics(topic, timeout=REQUEST_TIMEOUT_SECONDS).topics.get(topic)
+                found = refusals.list_topics(producer, REQUEST_TIMEOUT_SECONDS, topic).topics.get(topic)
+            except Refused as refused:
+                raise KafkaSinkError(f"{refused} (writing topic '{topic}')") from None
             except KafkaException as error:
                 raise KafkaSinkError(f"Cannot reach Kafka at {bootstrap} to write topic '{topic}': {error}") from None
             if found is None or (found.error is not None and found.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART):
