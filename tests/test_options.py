@@ -180,8 +180,11 @@ def test_a_sasl_mechanism_librdkafka_lacks_is_reported_at_validate() -> None:
     """Kafka's default mechanism is GSSAPI (Kerberos), which this librdkafka build does not have."""
     [d] = validate_table(make_table({**KAFKA, "properties.security.protocol": "SASL_SSL"}))
     assert d.code == "unknown-property"
-    assert "'properties.sasl.mechanism'" in d.message and "is GSSAPI if not set" in d.message
-    assert "this build supports PLAIN SASL_SCRAM OAUTHBEARER" in d.message
+    assert "'properties.sasl.mechanism': 'GSSAPI' is not a SASL mechanism" in d.message
+    assert "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER (Kafka's default, GSSAPI, is Kerberos)" in d.message
+    [d] = validate_table(make_table({**KAFKA, "properties.security.protocol": "SASL_SSL",
+                                     "properties.sasl.mechanism": "SCRAM-SHA-1"}))
+    assert "'SCRAM-SHA-1' is not a SASL mechanism" in d.message
 
 
 def test_invalid_value_is_reported_at_its_key() -> None:

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 JAAS = "sasl.jaas.config"
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")  # librdkafka's, GSSAPI aside
 _MODULES = {
     "org.apache.kafka.common.security.plain.PlainLoginModule": "password",
     "org.apache.kafka.common.security.scram.ScramLoginModule": "password",
@@ -122,8 +123,8 @@ def client_properties(path: Path | None, pairs: Sequence[str] = ()) -> dict[str,
 
 def refused_property(config: Mapping[str, str]) -> tuple[str, str] | None:
     """(property, reason) for a property librdkafka refuses (an unknown name, such as a Java property without a
-    librdkafka equivalent, or a bad value); None when it takes them all. Checked offline: the client is made
-    without brokers, so it connects nowhere."""
+    librdkafka equivalent, or a bad value) or a SASL mechanism it lacks (which it would see only when it connects);
+    None when it takes them all. Checked offline: the client is made without brokers, so it connects nowhere."""
     return _refused(tuple(sorted(config.items())))
 
 
@@ -133,21 +134,23 @@ def _refused(items: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
     from confluent_kafka import Consumer, KafkaException
 
     config = dict(items)
+    mechanism = config.get("sasl.mechanism", "GSSAPI")
+    if config.get("security.protocol", "").upper().startswith("SASL") and mechanism.upper() not in SASL_MECHANISMS:
+        return "sasl.mechanism", (f"'{mechanism}' is not a SASL mechanism kafka-sql's Kafka client offers; use one of "
+                                  f"{', '.join(SASL_MECHANISMS)}" + ("" if "sasl.mechanism" in config else
+                                                                      " (Kafka's default, GSSAPI, is Kerberos)"))
     try:
         Consumer({**config, "group.id": "kafka-sql-validate", "logger": _Silent()}).close()
     except KafkaException as error:
         text = error.args[0].str() if error.args else str(error)
-        named = re.findall(r'"([A-Za-z0-9._\-]+)"', text)
+        named = re.findall(r'["`]([A-Za-z0-9._\-]+)["`]', text)
+        named = named[:1] if "is mandatory" in text else named  # "`x` is mandatory when `y` is set": x
         unknown = text.startswith("No such configuration property")
         key = named[-1] if named else next((k for k in config if k in text), "security.protocol")
         if "sasl.username and sasl.password must be set" in text:
             return JAAS, ("the SASL mechanism needs a user name and password: '<LoginModule class> required "
                           'username="..." password="...";\'')
         key = next((java for java, native in _RENAMED.items() if native == key and java in config), key)
-        if "SASL mechanism" in text:
-            mechanism = config.get("sasl.mechanism", "GSSAPI ('properties.sasl.mechanism' is GSSAPI if not set)")
-            built = text.split("Current build options: ")[-1].rstrip(".") if "Current build" in text else "?"
-            return "sasl.mechanism", f"librdkafka here has no SASL mechanism {mechanism}; this build supports {built}"
         if unknown:
             return key, "librdkafka, the Kafka client kafka-sql runs, has no such property (a Java-only one?)"
         from connector.secrets import is_secret_key
