@@ -1,7 +1,7 @@
 """Kafka with SASL and TLS, configured the Java client's way, as Flink SQL users write it.
 
 One broker of its own with three secured listeners, as production clusters offer them: SASL_PLAINTEXT (PLAIN and
-SCRAM-SHA-512 users), SSL with client certificates (mTLS) and SASL_SSL (SCRAM over TLS), its certificates from a CA
+SCRAM-SHA-256/512 users), SSL with client certificates (mTLS) and SASL_SSL (SCRAM over TLS), its certificates from a CA
 the test makes (`connector.dev.certificates`). The pipelines set `'properties.security.protocol'`,
 `'properties.sasl.*'` and `'properties.ssl.truststore.*'` / `'properties.ssl.keystore.*'` (JKS and PKCS12 stores
 made by keytool) on the source and the sink: kafka-sql translates them for librdkafka.
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 MODULES = {
     "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
+    "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
     "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
 }
 BOOTSTRAP_LINE = "  'properties.bootstrap.servers' = '{{ var(\"brokers\") }}',"

@@ -1,5 +1,5 @@
 """Secured listeners for the development broker, as production clusters offer them to Flink's (Java) clients:
-SASL (PLAIN and SCRAM-SHA-512 users, OAUTHBEARER tokens of an OpenID Connect provider) over plain TCP or TLS, and
+SASL (PLAIN and SCRAM-SHA-256/512 users, OAUTHBEARER tokens of an OpenID Connect provider) over plain TCP or TLS, and
 TLS alone with client certificates (mTLS). Tests of
 secured clients start a broker with some (`broker.start(listeners=...)`); the TLS material comes from
 `connector.dev.certificates`.
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-MECHANISMS = ("PLAIN", "SCRAM-SHA-512")
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
 
 @dataclass(frozen=True)
@@ -72,9 +72,12 @@ class Listener:
                 f"{prefix}plain.sasl.jaas.config": (
                     f"org.apache.kafka.common.security.plain.PlainLoginModule required {plain_users};"
                 ),
-                f"{prefix}scram-sha-512.sasl.jaas.config": (
-                    "org.apache.kafka.common.security.scram.ScramLoginModule required;"
-                ),
+                **{
+                    f"{prefix}{scram.lower()}.sasl.jaas.config": (
+                        "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+                    )
+                    for scram in MECHANISMS[1:]
+                },
             }
         if self.oauth is not None:
             settings |= {
@@ -105,5 +108,6 @@ class Listener:
         """kafka-storage format arguments that store the SCRAM credentials in the cluster's metadata."""
         arguments = []
         for name, password in self.users.items():
-            arguments += ["--add-scram", f"SCRAM-SHA-512=[name={name},password={password}]"]
+            for scram in MECHANISMS[1:]:
+                arguments += ["--add-scram", f"{scram}=[name={name},password={password}]"]
         return arguments
