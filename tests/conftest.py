@@ -14,6 +14,7 @@ from confluent_kafka import KafkaError, Message, Producer
 
 from connector.connectors.kafka.sink import close_cached_producers
 from connector.dev import broker
+from connector.runtime.live import HEARTBEAT_INTERVAL
 from connector.runtime.python_launcher import python_executable
 
 if TYPE_CHECKING:
@@ -118,6 +119,7 @@ def spark() -> Iterator[SparkSession]:
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.executor.heartbeatInterval", HEARTBEAT_INTERVAL)  # as `kafka-sql run` sets it
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("WARN")

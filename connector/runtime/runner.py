@@ -27,7 +27,7 @@ from rich.table import Table as RichTable
 
 from connector.diagnostics import PipelineError, print_diagnostics
 from connector.planning.plan import PipelinePlan, build
-from connector.runtime import engine
+from connector.runtime import engine, live
 from connector.runtime.python_launcher import python_executable
 from connector.secrets import SecretMaskingFilter, is_secret_key
 from connector.sql.frontend import compile_file
@@ -62,6 +62,8 @@ def spark_session(master: str, app_name: str) -> Any:
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.sql.streaming.stopTimeout", "60s")
         .config("spark.ui.showConsoleProgress", "false")
+        # Executors report a running batch's figures with their heartbeats: the live display's records so far.
+        .config("spark.executor.heartbeatInterval", live.HEARTBEAT_INTERVAL)
         # Flink's TIMESTAMP is a wall-clock value; UTC keeps it unchanged through Spark's event-time TIMESTAMP.
         .config("spark.sql.session.timeZone", "UTC")
         .getOrCreate()
@@ -163,18 +165,50 @@ class _Tally:
         )
 
 
+@dataclass(frozen=True)
+class _Figures:
+    """A query's figures as shown: its batch (the running one while it runs), records read (those of the running
+    batch so far included) and records read per second."""
+
+    batch: str
+    rows: int
+    rate: float
+
+    @classmethod
+    def of(cls, r: engine.RunningQuery, tally: _Tally, batches: dict[str, live.BatchSoFar]) -> _Figures:
+        progress = _progress(r)
+        so_far = batches.get(str(r.query.id))
+        if so_far is not None and so_far.batch > progress.get("batchId", -1):
+            return cls(str(so_far.batch), tally.rows + so_far.records, so_far.records_per_second)
+        rate = _records_per_second(progress, "inputRowsPerSecond")
+        return cls(str(progress.get("batchId", "-")), tally.rows, rate)
+
+
+def _running_batches(running: list[engine.RunningQuery]) -> dict[str, live.BatchSoFar]:
+    """`live.running_batches`; none when Spark cannot say (the session stopping)."""
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.getActiveSession()
+    try:
+        return live.running_batches(spark) if spark is not None else {}
+    except Exception:  # py4j errors while the session stops: the display shows the last reports
+        return {}
+
+
 def _table(running: list[engine.RunningQuery], done: dict[str, str], tallies: dict[str, _Tally]) -> RichTable:
     view = RichTable(title="kafka-sql run", expand=False)
     for name in ("query", "batch", "rows", "in rows/s", "done rows/s", "lag", "malformed", "quality", "state"):
         view.add_column(name)
+    batches = _running_batches(running)
     for r in running:
         progress = _progress(r)
         lag = _lag(progress)
+        figures = _Figures.of(r, tallies[r.plan.name], batches)
         view.add_row(
             r.plan.name,
-            str(progress.get("batchId", "-")),
-            str(tallies[r.plan.name].rows),
-            f"{_records_per_second(progress, 'inputRowsPerSecond'):.0f}",
+            figures.batch,
+            str(figures.rows),
+            f"{figures.rate:.0f}",
             f"{_records_per_second(progress, 'processedRowsPerSecond'):.0f}",
             "-" if lag is None else str(lag),
             str(tallies[r.plan.name].malformed),
@@ -319,10 +353,11 @@ def _monitor(running: list[engine.RunningQuery], options: RunOptions, stop_reque
             if live is not None:
                 live.update(_table(running, done, tallies))
             else:  # CI logs, nohup: a line when a query's figures changed, not one per refresh
+                batches = _running_batches(running)
                 for r in running:
-                    p = _progress(r)
-                    tally, lag = tallies[r.plan.name], _lag(p)
-                    line = (f"{r.plan.name}: batch {p.get('batchId', '-')} rows {tally.rows} "
+                    tally, lag = tallies[r.plan.name], _lag(_progress(r))
+                    figures = _Figures.of(r, tally, batches)
+                    line = (f"{r.plan.name}: batch {figures.batch} rows {figures.rows} "
                             f"lag {'-' if lag is None else lag} malformed {tally.malformed} quality {_quality(r)}")
                     if last_lines.get(r.plan.name) != line:
                         last_lines[r.plan.name] = line
