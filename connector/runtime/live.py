@@ -35,6 +35,23 @@ class BatchSoFar:
         return self.records / self.seconds if self.seconds > 0 else 0.0
 
 
+class Watch:
+    """`running_batches`, asked at most every `interval` seconds: each look costs dozens of calls into Spark's JVM,
+    and the figures change with executor heartbeats only."""
+
+    def __init__(self, interval: float = 2.0) -> None:
+        self.interval = interval
+        self._asked = float("-inf")
+        self._batches: dict[str, BatchSoFar] = {}
+
+    def batches(self, spark: Any) -> dict[str, BatchSoFar]:
+        now = time.monotonic()
+        if now - self._asked >= self.interval:
+            self._asked = now
+            self._batches = running_batches(spark)
+        return self._batches
+
+
 def running_batches(spark: Any) -> dict[str, BatchSoFar]:
     """The running batch of each streaming query that has one, by query id (`StreamingQuery.id`); a batch appears
     once Spark keeps figures for it."""

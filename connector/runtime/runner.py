@@ -184,22 +184,24 @@ class _Figures:
         return cls(str(progress.get("batchId", "-")), tally.rows, rate)
 
 
-def _running_batches(running: list[engine.RunningQuery]) -> dict[str, live.BatchSoFar]:
-    """`live.running_batches`; none when Spark cannot say (the session stopping)."""
+def _running_batches(watch: live.Watch) -> dict[str, live.BatchSoFar]:
+    """The running batches (`live`); none when Spark cannot say (the session stopping)."""
     from pyspark.sql import SparkSession
 
     spark = SparkSession.getActiveSession()
     try:
-        return live.running_batches(spark) if spark is not None else {}
+        return watch.batches(spark) if spark is not None else {}
     except Exception:  # py4j errors while the session stops: the display shows the last reports
         return {}
 
 
-def _table(running: list[engine.RunningQuery], done: dict[str, str], tallies: dict[str, _Tally]) -> RichTable:
+def _table(
+    running: list[engine.RunningQuery], done: dict[str, str], tallies: dict[str, _Tally], watch: live.Watch
+) -> RichTable:
     view = RichTable(title="kafka-sql run", expand=False)
     for name in ("query", "batch", "rows", "in rows/s", "done rows/s", "lag", "malformed", "quality", "state"):
         view.add_column(name)
-    batches = _running_batches(running)
+    batches = _running_batches(watch)
     for r in running:
         progress = _progress(r)
         lag = _lag(progress)
@@ -319,11 +321,14 @@ def _monitor(running: list[engine.RunningQuery], options: RunOptions, stop_reque
     done: dict[str, str] = {}
     tallies = {r.plan.name: _Tally() for r in running}
     failures: list[str] = []
-    live = Live(_table(running, done, tallies), console=console, refresh_per_second=2, redirect_stdout=False,
-                transient=False) if console.is_terminal else None
+    watch = live.Watch()
+    display = Live(
+        _table(running, done, tallies, watch), console=console, refresh_per_second=2, redirect_stdout=False,
+        transient=False,
+    ) if console.is_terminal else None
     last_lines: dict[str, str] = {}  # without a terminal: the progress line last printed per query
-    if live is not None:
-        live.start()
+    if display is not None:
+        display.start()
     try:
         while True:
             for r in running:
@@ -350,10 +355,10 @@ def _monitor(running: list[engine.RunningQuery], options: RunOptions, stop_reque
                 if limit is not None and r.plan.name not in done and tallies[r.plan.name].rows >= limit:
                     stop_cleanly(r)
                     done[r.plan.name] = "finished"
-            if live is not None:
-                live.update(_table(running, done, tallies))
+            if display is not None:
+                display.update(_table(running, done, tallies, watch))
             else:  # CI logs, nohup: a line when a query's figures changed, not one per refresh
-                batches = _running_batches(running)
+                batches = _running_batches(watch)
                 for r in running:
                     tally, lag = tallies[r.plan.name], _lag(_progress(r))
                     figures = _Figures.of(r, tally, batches)
@@ -368,11 +373,11 @@ def _monitor(running: list[engine.RunningQuery], options: RunOptions, stop_reque
         for r in running:
             done.setdefault(r.plan.name, "stopped")
             tallies[r.plan.name].update(r.query)
-        if live is not None:
-            live.update(_table(running, done, tallies))
+        if display is not None:
+            display.update(_table(running, done, tallies, watch))
     finally:
-        if live is not None:
-            live.stop()
+        if display is not None:
+            display.stop()
     for r in running:
         quality = f"; quality gate: {_quality(r)}" if r.gate is not None else ""
         console.print(f"{r.plan.name}: {done[r.plan.name]}, {tallies[r.plan.name].summary()}{quality}", markup=False)
