@@ -44,8 +44,8 @@ conformance-expected: setup $(FLINK_VENV)/.installed
 	FLINK_PYTHON=$(abspath $(FLINK_VENV)/bin/python) $(BIN)/python tests/conformance/record_flink.py $(CASES)
 	$(BIN)/python tests/conformance/table.py --readme
 
-bench: setup
-	$(BIN)/python bench/run_all.py
+bench: setup $(FLINK_VENV)/.installed
+	FLINK_PYTHON=$(abspath $(FLINK_VENV)/bin/python) $(BIN)/python bench/run_all.py
 
 clean:
 	-$(BIN)/kafka-sql broker stop
