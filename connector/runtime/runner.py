@@ -66,6 +66,9 @@ def spark_session(master: str, app_name: str) -> Any:
         .config("spark.executor.heartbeatInterval", live.HEARTBEAT_INTERVAL)
         # Flink's TIMESTAMP is a wall-clock value; UTC keeps it unchanged through Spark's event-time TIMESTAMP.
         .config("spark.sql.session.timeZone", "UTC")
+        # UPPER / LOWER map case as Flink does (Java's String.toUpperCase, not ICU's); ICU also costs the first
+        # batch of a run about 1.5 s loading its data (measured: first tasks 5.9 -> 4.2 s).
+        .config("spark.sql.icu.caseMappings.enabled", "false")
         .getOrCreate()
     )
     _quiet_spark_logs(spark)
