@@ -83,16 +83,23 @@ def test_run_shows_the_records_of_a_long_first_batch_while_it_runs(
     topic_factory: Callable[..., str],
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A bounded run reads its whole backlog in one first batch (seconds here): the progress lines (no terminal:
-    one when a figure changed) count its records as they are read, not 'rows 0' until it ends."""
+    one when a figure changed) count its records as they are read, not 'rows 0' until it ends.
+
+    Eight partitions on two cores: the batch's tasks end in four waves, each wave's rows counted when it ends, so
+    figures between 0 and all exist on any machine's speed; the display asks Spark often enough to see them."""
     from confluent_kafka import Producer
     from test_run_e2e import run
 
-    topic = topic_factory(partitions=2)
+    from connector.runtime import live
+
+    monkeypatch.setattr(live, "ASK_EVERY", 0.2)
+    topic = topic_factory(partitions=8)
     producer = Producer({"bootstrap.servers": kafka_bootstrap, "linger.ms": 20, "batch.num.messages": 10000})
     for i in range(RECORDS):
-        producer.produce(topic, json.dumps({"id": i, "name": f"name-{i:032d}"}).encode(), partition=i % 2)
+        producer.produce(topic, json.dumps({"id": i, "name": f"name-{i:032d}"}).encode(), partition=i % 8)
         if i % 10_000 == 0:
             producer.poll(0)
     assert producer.flush(60) == 0

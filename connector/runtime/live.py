@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 HEARTBEAT_INTERVAL = "3s"
+# How often `Watch` asks Spark, in seconds.
+ASK_EVERY = 2.0
 # Executions looked at, the latest ones: a batch of a query running a foreachBatch sink has two (the batch's and
 # the sink's), and other queries of the pipeline run theirs at the same time.
 _RECENT = 16
@@ -36,11 +38,11 @@ class BatchSoFar:
 
 
 class Watch:
-    """`running_batches`, asked at most every `interval` seconds: each look costs dozens of calls into Spark's JVM,
+    """`running_batches`, asked at most every `ASK_EVERY` seconds: each look costs dozens of calls into Spark's JVM,
     and the figures change with executor heartbeats only."""
 
-    def __init__(self, interval: float = 2.0) -> None:
-        self.interval = interval
+    def __init__(self) -> None:
+        self.interval = ASK_EVERY
         self._asked = float("-inf")
         self._batches: dict[str, BatchSoFar] = {}
 
