@@ -40,7 +40,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO / "tests" / "conformance"))
 from race import PARTITIONS, produce  # noqa: E402
 from race_spark import THRESHOLD  # noqa: E402
-from record_flink import connector_jar  # noqa: E402
+from record_flink import flink_jars  # noqa: E402
 
 PIPELINE = """SET 'parallelism.default' = '{parallelism}';
 
@@ -125,7 +125,7 @@ def main() -> None:
     flink_python = os.environ.get("FLINK_PYTHON", str(REPO / ".flink-venv" / "bin" / "python"))
     if not Path(flink_python).exists():
         sys.exit("needs Flink's environment: make .flink-venv/.installed (or FLINK_PYTHON)")
-    jar = connector_jar()
+    jars = flink_jars()
     cores = os.cpu_count() or 1
     work = Path(tempfile.mkdtemp(prefix="race-flink-"))
     info = broker.start(work / "broker", on_progress=print)
@@ -144,7 +144,7 @@ def main() -> None:
                                                    bootstrap=info.bootstrap, run=run, threshold=THRESHOLD))
                     if engine == "flink":
                         command = [flink_python, str(REPO / "tests" / "conformance" / "flink_job.py"), str(sql),
-                                   str(jar)]
+                                   jars]
                     else:
                         command = [str(Path(sys.executable).with_name("kafka-sql")), "run", str(sql),
                                    "--checkpoint-dir", str(work / f"{run}-checkpoints")]

@@ -450,12 +450,12 @@ def test_spark_only_options_are_validated() -> None:
 
 
 @pytest.mark.parametrize(
-    "fmt", ["avro", "avro-confluent", "debezium-json", "canal-json", "maxwell-json", "protobuf"]
+    "fmt", ["avro-confluent", "debezium-json", "canal-json", "maxwell-json", "protobuf"]
 )
 def test_declared_but_unsupported_formats_are_rejected(fmt: str) -> None:
     table = make_table({**KAFKA, "format": fmt, f"{fmt}.some-option": "x"})
     d = only_error(table, "unsupported-format", "format")
-    assert d.message == f"format '{fmt}' is not supported yet. Supported formats: json, csv, raw."
+    assert d.message == f"format '{fmt}' is not supported yet. Supported formats: json, csv, raw, avro."
 
 
 def test_unknown_format_suggests_a_known_one() -> None:
@@ -500,7 +500,7 @@ def test_format_and_value_format_together_conflict() -> None:
 
 def test_missing_value_format_lists_supported_formats() -> None:
     d = only_error(make_table({k: v for k, v in KAFKA.items() if k != "format"}), "missing-option")
-    assert "'value.format' (or 'format')" in d.message and "Supported formats: json, csv, raw." in d.message
+    assert "'value.format' (or 'format')" in d.message and "Supported formats: json, csv, raw, avro." in d.message
 
 
 def test_json_cannot_both_fail_on_missing_fields_and_ignore_parse_errors() -> None:
@@ -661,7 +661,7 @@ def test_upsert_kafka_needs_key_and_value_formats() -> None:
     table = make_table({k: v for k, v in UPSERT.items() if k != "key.format"}, primary_key=["id"])
     d = only_error(table, "missing-option")
     assert "Missing required option 'key.format' for connector 'upsert-kafka'" in d.message
-    assert "Supported formats: json, csv, raw." in d.message
+    assert "Supported formats: json, csv, raw, avro." in d.message
 
 
 @pytest.mark.parametrize(

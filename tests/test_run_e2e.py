@@ -91,8 +91,8 @@ def assert_readable(text: str) -> None:
     assert "\tat " not in text, text
 
 
-def read_topic(bootstrap: str, topic: str) -> list[Any]:
-    """Every record of `topic` (read_committed), JSON-decoded, in partition and offset order."""
+def read_topic(bootstrap: str, topic: str, decode: Callable[[bytes], Any] = json.loads) -> list[Any]:
+    """Every record of `topic` (read_committed), decoded (JSON unless told), in partition and offset order."""
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -116,7 +116,7 @@ def read_topic(bootstrap: str, topic: str) -> list[Any]:
                 assert error.code() == KafkaError._PARTITION_EOF, error
                 at_end.add(partition)
                 continue
-            by_partition[partition].append(json.loads(message.value() or b""))
+            by_partition[partition].append(decode(message.value() or b""))
     finally:
         consumer.close()
     return [record for p in sorted(by_partition) for record in by_partition[p]]

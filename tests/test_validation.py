@@ -20,6 +20,7 @@ MARK = "‸"
 SERVERS = "'properties.bootstrap.servers' = 'localhost:9092'"
 SOURCE_OPTIONS = ("'topic' = 'orders'", "'properties.group.id' = 'etl'", "'format' = 'json'")
 SINK_OPTIONS = ("'topic' = 'totals'", "'format' = 'json'")
+AVRO_OPTIONS = (*SOURCE_OPTIONS[:2], "'format' = 'avro'")
 PRINT = "CREATE TABLE out (id BIGINT, amount DOUBLE) WITH ('connector' = 'print');\n"
 READ = "INSERT INTO out SELECT id, amount FROM orders;\n"
 
@@ -275,9 +276,39 @@ CASES = [
     ),
     Case(
         "unsupported-format",
-        kafka(options=(f"{MARK}'format' = 'avro'", *SOURCE_OPTIONS[:2])) + PRINT + READ,
+        kafka(options=(f"{MARK}'format' = 'protobuf'", *SOURCE_OPTIONS[:2])) + PRINT + READ,
         "unsupported-format",
-        ("format 'avro' is not supported yet", "json, csv, raw"),
+        ("format 'protobuf' is not supported yet", "json, csv, raw, avro"),
+    ),
+    Case(
+        "avro-timestamp-precision",
+        kafka(columns=f"id BIGINT, amount DOUBLE, {MARK}ts TIMESTAMP(6)", options=AVRO_OPTIONS)
+        + PRINT
+        + READ,
+        "unsupported-type",
+        ("Column 'ts': Avro does not support TIMESTAMP type with precision: 6",),
+    ),
+    Case(
+        "avro-timestamp-ltz-legacy",
+        kafka(columns=f"id BIGINT, amount DOUBLE, {MARK}lt TIMESTAMP_LTZ(3)", options=AVRO_OPTIONS)
+        + PRINT
+        + READ,
+        "unsupported-type",
+        ("Unsupported to derive Schema for type: TIMESTAMP_LTZ(3)", "'avro.timestamp_mapping.legacy' = 'false'"),
+    ),
+    Case(
+        "avro-map-key",
+        kafka(columns=f"id BIGINT, amount DOUBLE, {MARK}m MAP<INT, STRING>", options=AVRO_OPTIONS)
+        + PRINT
+        + READ,
+        "unsupported-type",
+        ("Avro format doesn't support non-string as key type of map. The key type is: INT",),
+    ),
+    Case(
+        "avro-json-encoding",
+        kafka(options=(*SOURCE_OPTIONS[:2], "'format' = 'avro'", f"{MARK}'avro.encoding' = 'json'")) + PRINT + READ,
+        "unsupported-format",
+        ("'avro.encoding' = 'json' is not supported yet", "'binary'"),
     ),
     Case(
         "metadata-key-unknown",

@@ -473,9 +473,14 @@ def spark() -> Iterator[SparkSession]:
     if active is not None:
         yield active
         return
+    from connector.formats.registry import spark_packages
+    from connector.runtime.spark_jars import package_jars
+
+    jars = package_jars(spark_packages())  # the formats' Spark modules (spark-avro), downloaded once
     session = (
         SparkSession.builder.master("local[2]")
         .appName("kafka-sql-pytest")
+        .config("spark.jars", ",".join(str(jar) for jar in jars))
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")

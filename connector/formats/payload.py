@@ -64,6 +64,7 @@ from pyspark.sql.types import (
     TimestampType,
     VarcharType,
 )
+from sqlglot import exp
 
 from connector.connectors import registry
 from connector.diagnostics import Diagnostic, PipelineError
@@ -86,6 +87,8 @@ class PayloadField:
     name: str  # its name inside the payload ('key.fields-prefix' stripped from key fields)
     data_type: DataType  # Spark type of the column
     type_sql: str  # the declared Flink type, for messages
+    flink_type: exp.DataType | None = None  # the declared Flink type (formats that derive a schema from it)
+    nullable: bool = True  # the column is not declared NOT NULL
 
 
 class Codec:
@@ -93,6 +96,7 @@ class Codec:
     `codec`; the methods it does not override are what the format cannot do."""
 
     label = ""  # the format as messages name it ('JSON')
+    spark_packages: tuple[str, ...] = ()  # Maven coordinates of Spark modules its functions need in the session
 
     def decode(self, payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decoded:
         """The fields of one payload (BINARY or STRING column); `stage_prefix` names the staged columns."""
@@ -168,6 +172,8 @@ class PayloadFormat:
                 c.name[len(strip) :] if strip and c.name.startswith(strip) else c.name,
                 spark_type_of(c),
                 c.type_sql or (c.data_type.sql() if c.data_type is not None else ""),
+                c.data_type,
+                c.nullable,
             )
             for c in chosen
         )

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from connector.options.factory import Format  # format modules build on the factory module, which uses this one
 
-BUILTIN = ("json", "csv", "raw", "parquet", "planned")
+BUILTIN = ("json", "csv", "raw", "avro", "parquet", "planned")
 _registered: dict[str, Format] = {}
 
 
@@ -41,3 +41,9 @@ def formats() -> tuple[Format, ...]:
 def get(identifier: str) -> Format | None:
     formats()
     return _registered.get(identifier)
+
+
+def spark_packages() -> tuple[str, ...]:
+    """The Spark modules ('group:artifact:version') of every registered format: what a session made before its
+    pipelines are known (the pytest plugin's) loads."""
+    return tuple(sorted({p for f in formats() if f.codec is not None for p in f.codec.spark_packages}))

@@ -17,6 +17,7 @@ from sqlglot import exp
 
 from connector.connectors import registry
 from connector.diagnostics import Diagnostic, PipelineError
+from connector.formats import registry as formats
 from connector.options.factory import SourceBehaviour
 from connector.options.types import parse_duration
 from connector.secrets import mask_options
@@ -110,6 +111,7 @@ class PipelinePlan:
     queries: list[QueryPlan]
     views: list[tuple[str, str]]  # (name, Spark SQL) in definition order; registered before each query
     warnings: list[Diagnostic] = field(default_factory=list)
+    spark_packages: tuple[str, ...] = ()  # Spark modules the formats of its tables need ('group:artifact:version')
 
 
 def source_behaviour(table: Table) -> SourceBehaviour:
@@ -270,4 +272,17 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
                 diagnostics.append(Diagnostic.at(table.watermark.position, "unsupported", err.message))
     if diagnostics:
         raise PipelineError(diagnostics)
-    return PipelinePlan(name, conf, queries, views, warnings)
+    return PipelinePlan(name, conf, queries, views, warnings, _spark_packages(queries))
+
+
+def _spark_packages(queries: list[QueryPlan]) -> tuple[str, ...]:
+    """The Spark modules the key and value formats of the tables the queries read and write need."""
+    needed: set[str] = set()
+    for query in queries:
+        for table in [query.sink, *(source.table for source in query.sources)]:
+            for role in ("key", "value"):
+                found = registry.format_options(table, role)
+                declared = formats.get(found[0]) if found is not None else None
+                if declared is not None and declared.codec is not None:
+                    needed.update(declared.codec.spark_packages)
+    return tuple(sorted(needed))

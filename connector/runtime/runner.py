@@ -15,6 +15,7 @@ import signal
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -25,10 +26,12 @@ from rich.live import Live
 from rich.markup import escape
 from rich.table import Table as RichTable
 
+from connector.dev.maven import MavenError
 from connector.diagnostics import PipelineError, print_diagnostics
 from connector.planning.plan import PipelinePlan, build
 from connector.runtime import engine, live
 from connector.runtime.python_launcher import python_executable
+from connector.runtime.spark_jars import package_jars
 from connector.secrets import SecretMaskingFilter, is_secret_key
 from connector.sql.frontend import compile_file
 
@@ -47,8 +50,9 @@ class RunOptions:
     timeout: float | None = None
 
 
-def spark_session(master: str, app_name: str) -> Any:
-    """A SparkSession whose Python workers run this interpreter, with the package shipped to executors."""
+def spark_session(master: str, app_name: str, jars: Sequence[Path] = ()) -> Any:
+    """A SparkSession whose Python workers run this interpreter, with the package shipped to executors and
+    `jars` (Spark modules the pipeline's formats need) on driver and executors."""
     # Locally the executors are this machine, where the launcher (and this interpreter) exist.
     os.environ.setdefault("PYSPARK_PYTHON", python_executable() if master.startswith("local") else sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -56,8 +60,11 @@ def spark_session(master: str, app_name: str) -> Any:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
+    builder = SparkSession.builder
+    if jars:
+        builder = builder.config("spark.jars", ",".join(str(jar) for jar in jars))
     spark = (
-        SparkSession.builder.master(master)
+        builder.master(master)
         .appName(app_name)
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.sql.streaming.stopTimeout", "60s")
@@ -282,7 +289,12 @@ def run_file(path: Path, options: RunOptions) -> int:
         return EXIT_OK
     _install_masking(plan, compiled.rendered.secrets if compiled.rendered else frozenset())
     console.print(f"Starting Spark ({options.master}) for pipeline '{plan.name}'...")
-    spark = spark_session(options.master, plan.name)
+    try:
+        jars = package_jars(plan.spark_packages, lambda line: console.print(escape(line)))
+    except MavenError as err:
+        console.print(f"[red]error[/red]: the Spark modules {', '.join(plan.spark_packages)}: {escape(str(err))}")
+        return EXIT_ERRORS
+    spark = spark_session(options.master, plan.name, jars)
     stop_requested = False
 
     def on_signal(_signum: int, _frame: FrameType | None) -> None:

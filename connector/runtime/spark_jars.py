@@ -1,20 +1,21 @@
-"""Spark's built-in Kafka connector (`spark-sql-kafka-0-10`), resolved from Maven Central with `mvn`.
+"""Spark modules pip's pyspark lacks, resolved from Maven Central with `mvn`: Spark's own Kafka connector
+(`spark-sql-kafka-0-10`) for the benchmarks, and the modules formats need (`package_jars`, e.g. spark-avro).
 
-pip's pyspark ships without it, so a comparison with Spark's own Kafka source and sink (bench/race.py)
-resolves it once into `${KAFKA_SQL_HOME:-~/.cache/kafka-sql}/spark-sql-kafka-<version>/` and passes the
-jars with `spark.jars`, which must be set before the SparkSession starts.
+A comparison with Spark's own Kafka source and sink (bench/race.py) resolves the connector once into
+`${KAFKA_SQL_HOME:-~/.cache/kafka-sql}/spark-sql-kafka-<version>/` and passes the jars with `spark.jars`.
 
 Versions: the installed pyspark is 4.3.0, but the Maven Central reachable here serves neither
 spark-sql-kafka-0-10 4.3.0 nor spark-token-provider-kafka-0-10 after 4.0.0 (checked with `mvn
 dependency:get` for 4.0.0 to 4.3.0). The newest connector it serves, 4.2.0, runs on pyspark 4.3.0 (its
 source and sink are used by the bench), with the token provider (only needed for delegation tokens) of
 4.0.0. Jars pyspark already ships (Spark, Scala, slf4j, compression codecs) are left out of the tree, so
-the session never sees two copies of a class.
+the session never sees two copies of a class. `spark.jars` must be set before the SparkSession starts,
+so `kafka-sql run` resolves the modules of a pipeline's formats before starting it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from connector.dev import broker
@@ -52,3 +53,14 @@ def spark_kafka_jars(on_progress: Callable[[str], None] | None = None) -> list[P
     """The jars of Spark's Kafka source and sink, downloaded by the first call and cached."""
     dest = broker.cache_dir().parent / f"spark-sql-kafka-{CONNECTOR_VERSION}"
     return resolve_jars(ARTIFACTS, dest, on_progress)
+
+
+def package_jars(coordinates: Sequence[str], on_progress: Callable[[str], None] | None = None) -> list[Path]:
+    """The jars of Spark modules ('group:artifact:version', e.g. the formats' `spark_packages`) without what
+    pyspark ships, each resolved once into `${KAFKA_SQL_HOME:-~/.cache/kafka-sql}/spark-packages/`."""
+    jars: list[Path] = []
+    for coordinate in sorted(set(coordinates)):
+        group, artifact, version = coordinate.split(":")
+        dest = broker.cache_dir().parent / "spark-packages" / f"{group}.{artifact}-{version}"
+        jars += resolve_jars([Artifact(group, artifact, version, exclusions=_PROVIDED)], dest, on_progress)
+    return jars

@@ -321,3 +321,36 @@ def _field_ddl(field: T.StructField) -> str:
 
 def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
+
+
+# -- structure, for formats that derive their own schema from a table's types (avro) --------------------
+
+
+def type_root(dt: exp.DataType) -> str:
+    """The type's root as Flink names it: 'STRING', 'INTEGER', 'TIMESTAMP_LTZ', 'ROW', ..."""
+    return _root(dt)
+
+
+def row_fields(dt: exp.DataType) -> list[tuple[str, exp.DataType, bool]]:
+    """(name, type, nullable) of each field of a ROW type, in order."""
+    fields = []
+    for f in dt.expressions:
+        spark = _struct_field(f)
+        fields.append((spark.name, _field_type(f), spark.nullable))
+    return fields
+
+
+def element_types(dt: exp.DataType) -> list[exp.DataType]:
+    """The element type of an ARRAY / MULTISET, the key and value types of a MAP."""
+    return _child_types(dt)
+
+
+def decimal_params(dt: exp.DataType) -> tuple[int, int]:
+    """(precision, scale) of a DECIMAL, with Flink's defaults."""
+    return _decimal_params(dt)
+
+
+def time_precision(dt: exp.DataType) -> int:
+    """The fractional digits of a TIME(p) (0 when unwritten, as Flink's default)."""
+    params = [p for p in dt.expressions if isinstance(p, exp.DataTypeParam)]
+    return int(params[0].name) if params and params[0].name.isdigit() else 0

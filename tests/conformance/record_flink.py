@@ -24,22 +24,26 @@ from connector.dev.maven import Artifact, resolve_jars
 
 FLINK_VERSION = "2.3.0"
 KAFKA_CONNECTOR = Artifact("org.apache.flink", "flink-sql-connector-kafka", "5.0.0-2.2")
+AVRO_FORMAT = Artifact("org.apache.flink", "flink-sql-avro", FLINK_VERSION)  # an uber jar: Avro included
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 
 
-def connector_jar() -> Path:
-    dest = broker.cache_dir().parent / "flink-sql-connector-kafka-5.0.0-2.2"
-    jars = [j for j in resolve_jars([KAFKA_CONNECTOR], dest) if j.name.startswith("flink-sql-connector-kafka")]
-    return jars[0]
+def flink_jars() -> str:
+    """Flink's Kafka SQL connector and its SQL formats the wheel lacks (avro), as flink_job.py takes them."""
+    jars = []
+    for artifact in (KAFKA_CONNECTOR, AVRO_FORMAT):
+        dest = broker.cache_dir().parent / f"{artifact.artifact}-{artifact.version}"
+        jars += [j for j in resolve_jars([artifact], dest) if j.name.startswith(artifact.artifact)]
+    return ";".join(str(jar) for jar in jars)
 
 
-def record(case: Case, bootstrap: str, python: str, jar: Path) -> dict[str, object]:
+def record(case: Case, bootstrap: str, python: str, jars: str) -> dict[str, object]:
     variables = case.prepare(bootstrap)
     with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as rendered:
         rendered.write(case.render(variables))
     run = subprocess.run(
-        [python, str(HERE / "flink_job.py"), rendered.name, str(jar)],
+        [python, str(HERE / "flink_job.py"), rendered.name, jars],
         capture_output=True,
         text=True,
         timeout=600,
@@ -53,13 +57,13 @@ def record(case: Case, bootstrap: str, python: str, jar: Path) -> dict[str, obje
 
 def main() -> None:
     python = os.environ.get("FLINK_PYTHON", str(REPO / ".flink-venv" / "bin" / "python"))
-    jar = connector_jar()
+    jars = flink_jars()
     data_dir = Path(tempfile.mkdtemp(prefix="conformance-broker-"))
     info = broker.start(data_dir)
     try:
         for name in sys.argv[1:] or case_names():
             case = Case.load(name)
-            result = record(case, info.bootstrap, python, jar)
+            result = record(case, info.bootstrap, python, jars)
             case.expected_path.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
             print(f"{name}: {'error' if 'error' in result else 'recorded'}", flush=True)
     finally:
