@@ -7,7 +7,7 @@ BROKERS ?= 127.0.0.1:9092
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export PYSPARK_DRIVER_PYTHON := $(abspath $(BIN)/python)
 
-.PHONY: setup test lint quickstart bench clean conformance-expected
+.PHONY: setup test lint quickstart bench clean conformance-expected postgresql
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,7 +22,12 @@ lint: setup
 	$(BIN)/ruff check connector tests bench pyspark_flink_kafka pyspark_flink_kafka_sink sql/examples
 	$(BIN)/mypy
 
-test: lint
+# The jdbc sink's tests start a real PostgreSQL server from Debian's package (connector/dev/postgres.py).
+postgresql:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || \
+		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql)
+
+test: lint postgresql
 	$(BIN)/pytest
 
 quickstart: setup

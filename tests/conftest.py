@@ -110,13 +110,12 @@ def spark() -> Iterator[SparkSession]:
     """One small local SparkSession for the run (2 cores shared with the broker)."""
     from pyspark.sql import SparkSession
 
-    from connector.formats.registry import spark_packages
-    from connector.runtime.spark_jars import package_jars
+    from connector.runtime.spark_jars import every_package, package_jars
 
     session = (
         SparkSession.builder.master("local[2]")
         .appName("kafka-sql-tests")
-        .config("spark.jars", ",".join(str(jar) for jar in package_jars(spark_packages())))
+        .config("spark.jars", ",".join(str(jar) for jar in package_jars(every_package())))
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
         .config("spark.ui.enabled", "false")

@@ -72,7 +72,7 @@ CASES = [
         "unknown-connector",
         kafka(connector="kafak").replace("'connector'", f"{MARK}'connector'"),
         "unknown-connector",
-        ("'kafak'", "Did you mean 'kafka'?", "blackhole, datagen, filesystem, kafka, print, upsert-kafka"),
+        ("'kafak'", "Did you mean 'kafka'?", "blackhole, datagen, filesystem, jdbc, kafka, print, upsert-kafka"),
     ),
     Case(
         "unknown-option",
@@ -282,25 +282,19 @@ CASES = [
     ),
     Case(
         "avro-timestamp-precision",
-        kafka(columns=f"id BIGINT, amount DOUBLE, {MARK}ts TIMESTAMP(6)", options=AVRO_OPTIONS)
-        + PRINT
-        + READ,
+        kafka(columns=f"id BIGINT, amount DOUBLE, {MARK}ts TIMESTAMP(6)", options=AVRO_OPTIONS) + PRINT + READ,
         "unsupported-type",
         ("Column 'ts': Avro does not support TIMESTAMP type with precision: 6",),
     ),
     Case(
         "avro-timestamp-ltz-legacy",
-        kafka(columns=f"id BIGINT, amount DOUBLE, {MARK}lt TIMESTAMP_LTZ(3)", options=AVRO_OPTIONS)
-        + PRINT
-        + READ,
+        kafka(columns=f"id BIGINT, amount DOUBLE, {MARK}lt TIMESTAMP_LTZ(3)", options=AVRO_OPTIONS) + PRINT + READ,
         "unsupported-type",
         ("Unsupported to derive Schema for type: TIMESTAMP_LTZ(3)", "'avro.timestamp_mapping.legacy' = 'false'"),
     ),
     Case(
         "avro-map-key",
-        kafka(columns=f"id BIGINT, amount DOUBLE, {MARK}m MAP<INT, STRING>", options=AVRO_OPTIONS)
-        + PRINT
-        + READ,
+        kafka(columns=f"id BIGINT, amount DOUBLE, {MARK}m MAP<INT, STRING>", options=AVRO_OPTIONS) + PRINT + READ,
         "unsupported-type",
         ("Avro format doesn't support non-string as key type of map. The key type is: INT",),
     ),
@@ -309,6 +303,30 @@ CASES = [
         kafka(options=(*SOURCE_OPTIONS[:2], "'format' = 'avro'", f"{MARK}'avro.encoding' = 'json'")) + PRINT + READ,
         "unsupported-format",
         ("'avro.encoding' = 'json' is not supported yet", "'binary'"),
+    ),
+    Case(
+        "jdbc-database-unsupported",
+        kafka()
+        + f"CREATE TABLE out (id BIGINT, amount DOUBLE) WITH ('connector' = 'jdbc', {MARK}'url' = 'jdbc:mysql://db/x', "
+        "'table-name' = 'out');\n" + READ,
+        "unsupported-option",
+        ("JDBC url 'jdbc:mysql://db/x': only PostgreSQL",),
+    ),
+    Case(
+        "jdbc-type-unsupported",
+        kafka() + f"CREATE TABLE out (id BIGINT, {MARK}amount MAP<STRING, DOUBLE>) WITH ('connector' = 'jdbc', "
+        "'url' = 'jdbc:postgresql://db/x', 'table-name' = 'out');\n"
+        + "INSERT INTO out SELECT id, MAP['a', amount] FROM orders;\n",
+        "unsupported-type",
+        ("The PostgreSQL dialect doesn't support type: MAP<STRING, DOUBLE> (column 'amount').",),
+    ),
+    Case(
+        "jdbc-updates-without-primary-key",
+        kafka()
+        + "CREATE TABLE out (id BIGINT, n BIGINT) WITH ('connector' = 'jdbc', 'url' = 'jdbc:postgresql://db/x', "
+        "'table-name' = 'out');\n" + f"INSERT INTO {MARK}out SELECT id, COUNT(*) FROM orders GROUP BY id;\n",
+        "insert-changelog",
+        ("doesn't support consuming update changes", "jdbc with a PRIMARY KEY"),
     ),
     Case(
         "metadata-key-unknown",

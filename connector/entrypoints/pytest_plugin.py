@@ -473,10 +473,9 @@ def spark() -> Iterator[SparkSession]:
     if active is not None:
         yield active
         return
-    from connector.formats.registry import spark_packages
-    from connector.runtime.spark_jars import package_jars
+    from connector.runtime.spark_jars import every_package, package_jars
 
-    jars = package_jars(spark_packages())  # the formats' Spark modules (spark-avro), downloaded once
+    jars = package_jars(every_package())  # the formats' Spark modules (spark-avro), downloaded once
     session = (
         SparkSession.builder.master("local[2]")
         .appName("kafka-sql-pytest")

@@ -42,8 +42,3 @@ def get(identifier: str) -> Format | None:
     formats()
     return _registered.get(identifier)
 
-
-def spark_packages() -> tuple[str, ...]:
-    """The Spark modules ('group:artifact:version') of every registered format: what a session made before its
-    pipelines are known (the pytest plugin's) loads."""
-    return tuple(sorted({p for f in formats() if f.codec is not None for p in f.codec.spark_packages}))

@@ -124,6 +124,7 @@ class Factory:
     source_rules: tuple[Rule, ...] = ()
     sink_rules: tuple[Rule, ...] = ()
     format_columns: Callable[[Table, ResolvedOptions, str], list[Column]] | None = None
+    spark_packages: tuple[str, ...] = ()  # Maven coordinates of jars its Spark side needs (a JDBC driver)
 
     @property
     def source(self) -> bool:

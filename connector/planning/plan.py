@@ -276,10 +276,12 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
 
 
 def _spark_packages(queries: list[QueryPlan]) -> tuple[str, ...]:
-    """The Spark modules the key and value formats of the tables the queries read and write need."""
+    """The Spark modules (and drivers) the connectors and formats of the tables the queries read and write need."""
     needed: set[str] = set()
     for query in queries:
         for table in [query.sink, *(source.table for source in query.sources)]:
+            factory = registry.connector_factory(table)
+            needed.update(factory.spark_packages if factory is not None else ())
             for role in ("key", "value"):
                 found = registry.format_options(table, role)
                 declared = formats.get(found[0]) if found is not None else None

@@ -64,3 +64,14 @@ def package_jars(coordinates: Sequence[str], on_progress: Callable[[str], None] 
         dest = broker.cache_dir().parent / "spark-packages" / f"{group}.{artifact}-{version}"
         jars += resolve_jars([Artifact(group, artifact, version, exclusions=_PROVIDED)], dest, on_progress)
     return jars
+
+
+def every_package() -> tuple[str, ...]:
+    """The Spark modules of every registered connector and format: what a session made before its pipelines are
+    known (the pytest plugin's) loads."""
+    from connector.connectors import registry as connectors
+    from connector.formats import registry as formats
+
+    needed = {p for f in formats.formats() if f.codec is not None for p in f.codec.spark_packages}
+    needed.update(p for factory in connectors.factories().values() for p in factory.spark_packages)
+    return tuple(sorted(needed))

@@ -362,13 +362,13 @@ class _Checker:
             else:
                 self.relation(insert.target, insert.position)
             return
-        if target.connector not in UPDATING_SINKS and produces_updates(self.pipeline, insert.query):
+        if not _accepts_updates(target) and produces_updates(self.pipeline, insert.query):
             self.error(
                 insert.position,
                 "insert-changelog",
                 f"Table sink '{target.name}' ({target.connector}) doesn't support consuming update changes, which "
                 f"this query produces (an aggregate outside a window). Aggregate over a window TVF, or write to "
-                f"a sink that accepts updates: {', '.join(UPDATING_SINKS)}.",
+                f"a sink that accepts updates: {', '.join(UPDATING_SINKS)}, jdbc with a PRIMARY KEY.",
             )
         self.changelog_sources(insert)
         produced = self.output_columns(insert.query, insert.position)
@@ -483,6 +483,11 @@ def assignable(source: exp.DataType, target: exp.DataType) -> bool:
 
 
 UPDATING_SINKS = ("upsert-kafka", "print", "blackhole")
+_UPSERTING_SINKS = ("jdbc",)  # updating sinks when the table declares a PRIMARY KEY (Flink's upsert mode)
+
+
+def _accepts_updates(table: Table) -> bool:
+    return table.connector in UPDATING_SINKS or (table.connector in _UPSERTING_SINKS and bool(table.primary_key))
 
 
 def _is_windowed(select: exp.Select) -> bool:
