@@ -13,7 +13,8 @@ import pytest
 from confluent_kafka import KafkaError, Message, Producer
 
 from connector.connectors.kafka.sink import close_cached_producers
-from connector.dev import broker
+from connector.dev import broker, postgres
+from connector.dev.postgres import PostgresInfo
 from connector.runtime.live import HEARTBEAT_INTERVAL
 from connector.runtime.python_launcher import python_executable
 
@@ -128,3 +129,13 @@ def spark() -> Iterator[SparkSession]:
     session.sparkContext.setLogLevel("WARN")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresInfo]:
+    """A real PostgreSQL server (Debian's package) for the run, started on first use."""
+    info = postgres.start()
+    try:
+        yield info
+    finally:
+        postgres.stop(info)

@@ -5,9 +5,7 @@ the table and the database's reason."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,24 +19,13 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def database() -> Iterator[postgres.PostgresInfo]:
-    info = postgres.start()
-    try:
-        yield info
-    finally:
-        postgres.stop(info)
+@pytest.fixture
+def database(postgres_server: postgres.PostgresInfo) -> postgres.PostgresInfo:
+    return postgres_server
 
 
-def sql(db: postgres.PostgresInfo, statement: str) -> list[list[str]]:
-    """Rows of `statement` run with psql, as text."""
-    done = subprocess.run(
-        ["psql", "-h", "127.0.0.1", "-p", str(db.port), "-U", postgres.USER, "-d", postgres.DATABASE, "-At",
-         "-F", "|", "-v", "ON_ERROR_STOP=1", "-c", statement],
-        capture_output=True, text=True, env={**os.environ, "PGPASSWORD": db.password}, timeout=60,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    return [line.split("|") for line in done.stdout.splitlines() if line]
+def sql(db: postgres.PostgresInfo, statement: str) -> list[list[str | None]]:
+    return postgres.query(db, statement)
 
 
 PIPELINE = """
@@ -103,7 +90,7 @@ def test_a_group_by_lands_as_flinks_final_table_upserted_by_primary_key(
 
     assert result.code == 0, result.err
     assert sql(database, "SELECT customer, orders, total FROM totals ORDER BY customer") == [
-        ["ann", "2", "11.75"], ["bob", "1", "3.00"], ["cid", "1", ""], ["old", "1", "1.00"],
+        ["ann", "2", "11.75"], ["bob", "1", "3.00"], ["cid", "1", None], ["old", "1", "1.00"],
     ]  # fmt: skip
     assert database.password not in result.out + result.err
 
@@ -130,7 +117,7 @@ def test_appends_are_written_once_when_a_batch_is_replayed(
     rows = sql(database, "SELECT id, customer, amount, at FROM order_log ORDER BY id")
     assert rows == [
         ["1", "ann", "10.50", "2024-05-06 07:08:09.123"], ["2", "bob", "3.00", "2024-05-06 07:08:10"],
-        ["3", "ann", "1.25", "2024-05-06 07:08:11"], ["4", "cid", "", ""],
+        ["3", "ann", "1.25", "2024-05-06 07:08:11"], ["4", "cid", None, None],
     ]  # fmt: skip
 
     commits = sorted((tmp_path / "cp").glob("*/*/commits/0"))

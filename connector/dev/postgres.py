@@ -99,3 +99,18 @@ def stop(info: PostgresInfo) -> None:
         _run([str(_bin_dir() / "pg_ctl"), "-D", str(info.data_dir / "data"), "-m", "fast", "-w", "stop"], "pg_ctl stop")
     finally:
         shutil.rmtree(info.data_dir, ignore_errors=True)
+
+
+_NULL = "\\N"
+
+
+def query(info: PostgresInfo, statement: str) -> list[list[str | None]]:
+    """The rows `statement` returns, run by psql as the client user; values as psql prints them, NULL as None."""
+    done = subprocess.run(
+        ["psql", "-h", "127.0.0.1", "-p", str(info.port), "-U", USER, "-d", DATABASE, "-At", "-F", "|",
+         "-v", "ON_ERROR_STOP=1", "-P", f"null={_NULL}", "-c", statement],
+        capture_output=True, text=True, env={**os.environ, "PGPASSWORD": info.password}, timeout=_TIMEOUT_SECONDS,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise PostgresError(f"psql: {done.stderr.strip()}")
+    return [[None if v == _NULL else v for v in line.split("|")] for line in done.stdout.splitlines() if line]

@@ -10,7 +10,10 @@ the sink topics are read back after the run:
 * an append sink (`kafka`): its records as [partition, key, value] text, sorted (both engines may interleave
   partitions differently; SQL fixes no order);
 * an upsert sink (`upsert-kafka`): the final table, value per key, deleted keys left out (Flink and Spark send
-  different intermediate updates; the table they leave is what a reader sees).
+  different intermediate updates; the table they leave is what a reader sees);
+* a `jdbc` sink: the rows of its PostgreSQL table, as psql prints them, ordered by the first column. Variables
+  `db_<name>` are fresh table names, `jdbc_url` / `jdbc_password` the test server's; lines `-- postgres: <DDL>`
+  create the tables first (Flink's JDBC sink, like kafka-sql's, needs them to exist).
 
 `cases/<name>.flink.json` holds what real Apache Flink wrote for the case (`make conformance-expected`). A case
 whose SQL has a line `-- refused: <words>` is one kafka-sql cannot run with Flink's result: its `validate` must
@@ -28,11 +31,13 @@ from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from connector.dev import broker
+from connector.dev import broker, postgres
+from connector.dev.postgres import PostgresInfo
 from connector.sql.loader import load_text
 from connector.sql.templating import render_string
 
 CASES = Path(__file__).resolve().parent / "cases"
+_DATABASE_VARIABLES = ("db_", "jdbc_")  # PostgreSQL tables of the case, and the server's url and password
 _VAR = re.compile(r"""var\(\s*["']([A-Za-z_][A-Za-z0-9_]*)["']""")
 
 
@@ -66,17 +71,30 @@ class Case:
     @property
     def topics(self) -> list[str]:
         """The topic variables of the SQL, in order of first use."""
-        return list(dict.fromkeys(n for n in _VAR.findall(self.sql) if n != "brokers"))
+        names = _VAR.findall(self.sql)
+        return list(dict.fromkeys(n for n in names if n != "brokers" and not n.startswith(_DATABASE_VARIABLES)))
+
+    @property
+    def tables(self) -> list[str]:
+        """The PostgreSQL table variables of the SQL ('db_*'), in order of first use."""
+        return list(dict.fromkeys(n for n in _VAR.findall(self.sql) if n.startswith("db_")))
 
     @property
     def expected_path(self) -> Path:
         return CASES / f"{self.name}.flink.json"
 
-    def prepare(self, bootstrap: str) -> dict[str, str]:
-        """Fresh topics with the input produced; returns the template variables (topic variable -> topic)."""
+    def prepare(self, bootstrap: str, database: PostgresInfo | None = None) -> dict[str, str]:
+        """Fresh topics with the input produced, fresh PostgreSQL tables made by the case's `-- postgres:` lines;
+        returns the template variables (topic variable -> topic, table variable -> table, the database's)."""
         run = uuid.uuid4().hex[:8]
         variables = {t: f"conformance_{self.name}_{t}_{run}" for t in self.topics}
-        for logical, topic in variables.items():
+        if self.tables:
+            assert database is not None, f"case {self.name} writes PostgreSQL tables: pass a database"
+            variables.update({t: f"{self.name}_{t}_{run}" for t in self.tables})
+            variables.update(jdbc_url=database.jdbc_url, jdbc_password=database.password)
+            for line in re.findall(r"^-- postgres: (.+)$", self.sql, re.MULTILINE):
+                postgres.query(database, render_string(line, f"{self.name}.sql", variables).text)
+        for logical, topic in [(t, variables[t]) for t in self.topics]:
             used = 1 + max((r.get("partition", 0) for r in self.inputs if r["topic"] == logical), default=0)
             partitions = max(used, self.partitions.get(logical, 1))
             broker.create_topic(bootstrap, topic, partitions)
@@ -96,20 +114,28 @@ class Case:
         return render_string(self.sql, f"{self.name}.sql", variables).text
 
     def sinks(self, variables: dict[str, str]) -> dict[str, str]:
-        """Sink topic variable -> 'append' or 'upsert', from the tables the INSERTs write."""
+        """Sink variable -> 'append', 'upsert' (topics) or 'table' (PostgreSQL), from the tables the INSERTs write."""
         pipeline = load_text(self.render(variables), f"{self.name}.sql").pipeline
-        by_topic = {v: k for k, v in variables.items()}
+        by_name = {v: k for k, v in variables.items()}
         kinds: dict[str, str] = {}
         for insert in pipeline.inserts:
             table = pipeline.table(insert.target)
-            if table is not None and table.options.get("topic") in by_topic:
-                kinds[by_topic[table.options["topic"]]] = "upsert" if table.connector == "upsert-kafka" else "append"
+            if table is not None and table.options.get("topic") in by_name:
+                kinds[by_name[table.options["topic"]]] = "upsert" if table.connector == "upsert-kafka" else "append"
+            elif table is not None and table.options.get("table-name") in by_name:
+                kinds[by_name[table.options["table-name"]]] = "table"
         return kinds
 
-    def outputs(self, bootstrap: str, variables: dict[str, str]) -> dict[str, Any]:
+    def outputs(
+        self, bootstrap: str, variables: dict[str, str], database: PostgresInfo | None = None
+    ) -> dict[str, Any]:
         """Every sink's output, as `harness` describes; comparable with `json.dumps(..., sort_keys=True)`."""
         result: dict[str, Any] = {}
         for logical, kind in sorted(self.sinks(variables).items()):
+            if kind == "table":
+                assert database is not None
+                result[logical] = {"table": postgres.query(database, f"SELECT * FROM {variables[logical]} ORDER BY 1")}
+                continue
             records = read_topic(bootstrap, variables[logical])
             if kind == "upsert":
                 table: dict[str, str | None] = {}

@@ -19,12 +19,18 @@ from pathlib import Path
 
 from harness import Case, case_names
 
-from connector.dev import broker
+from connector.dev import broker, postgres
 from connector.dev.maven import Artifact, resolve_jars
+from connector.dev.postgres import PostgresInfo
 
 FLINK_VERSION = "2.3.0"
 KAFKA_CONNECTOR = Artifact("org.apache.flink", "flink-sql-connector-kafka", "5.0.0-2.2")
 AVRO_FORMAT = Artifact("org.apache.flink", "flink-sql-avro", FLINK_VERSION)  # an uber jar: Avro included
+JDBC = (
+    Artifact("org.apache.flink", "flink-connector-jdbc-core", "4.0.0-2.0"),
+    Artifact("org.apache.flink", "flink-connector-jdbc-postgres", "4.0.0-2.0"),
+    Artifact("org.postgresql", "postgresql", "42.7.14"),
+)
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 
@@ -32,14 +38,14 @@ REPO = HERE.parent.parent
 def flink_jars() -> str:
     """Flink's Kafka SQL connector and its SQL formats the wheel lacks (avro), as flink_job.py takes them."""
     jars = []
-    for artifact in (KAFKA_CONNECTOR, AVRO_FORMAT):
+    for artifact in (KAFKA_CONNECTOR, AVRO_FORMAT, *JDBC):
         dest = broker.cache_dir().parent / f"{artifact.artifact}-{artifact.version}"
         jars += [j for j in resolve_jars([artifact], dest) if j.name.startswith(artifact.artifact)]
     return ";".join(str(jar) for jar in jars)
 
 
-def record(case: Case, bootstrap: str, python: str, jars: str) -> dict[str, object]:
-    variables = case.prepare(bootstrap)
+def record(case: Case, bootstrap: str, python: str, jars: str, database: PostgresInfo) -> dict[str, object]:
+    variables = case.prepare(bootstrap, database)
     with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as rendered:
         rendered.write(case.render(variables))
     run = subprocess.run(
@@ -52,7 +58,7 @@ def record(case: Case, bootstrap: str, python: str, jars: str) -> dict[str, obje
     if run.returncode != 0:
         lines = [line for line in run.stderr.splitlines() if "Exception:" in line or "Error:" in line]
         return {"flink": FLINK_VERSION, "error": lines[-1] if lines else run.stderr[-2000:]}
-    return {"flink": FLINK_VERSION, "sinks": case.outputs(bootstrap, variables)}
+    return {"flink": FLINK_VERSION, "sinks": case.outputs(bootstrap, variables, database)}
 
 
 def main() -> None:
@@ -60,13 +66,15 @@ def main() -> None:
     jars = flink_jars()
     data_dir = Path(tempfile.mkdtemp(prefix="conformance-broker-"))
     info = broker.start(data_dir)
+    database = postgres.start()
     try:
         for name in sys.argv[1:] or case_names():
             case = Case.load(name)
-            result = record(case, info.bootstrap, python, jars)
+            result = record(case, info.bootstrap, python, jars, database)
             case.expected_path.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
             print(f"{name}: {'error' if 'error' in result else 'recorded'}", flush=True)
     finally:
+        postgres.stop(database)
         broker.stop(data_dir)
 
 

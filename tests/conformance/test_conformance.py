@@ -35,11 +35,17 @@ def test_readme_table_is_current() -> None:
 
 @pytest.mark.parametrize("name", CASES)
 def test_same_output_as_flink(
-    name: str, kafka_bootstrap: str, spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    name: str,
+    kafka_bootstrap: str,
+    spark: SparkSession,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    request: pytest.FixtureRequest,
 ) -> None:
     case = Case.load(name)
     expected: dict[str, Any] = json.loads(case.expected_path.read_text())
-    variables = case.prepare(kafka_bootstrap)
+    database = request.getfixturevalue("postgres_server") if case.tables else None
+    variables = case.prepare(kafka_bootstrap, database)
     pipeline = tmp_path / f"{name}.sql"
     pipeline.write_text(case.sql)
     args = [f"{key}={value}" for key, value in variables.items()]
@@ -62,4 +68,4 @@ def test_same_output_as_flink(
         return
     assert code == 0, captured.out + captured.err
 
-    assert case.outputs(kafka_bootstrap, variables) == expected["sinks"]
+    assert case.outputs(kafka_bootstrap, variables, database) == expected["sinks"]

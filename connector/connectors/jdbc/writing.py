@@ -6,9 +6,10 @@ the checkpoint's query id and the batch id): a batch replayed after a crash find
 and a new checkpoint writing the same table is a new key. Without a PRIMARY KEY the rows are appended (Flink's JDBC
 sink appends at least once; here exactly once). With one they are upserted as Flink's PostgreSQL dialect does
 (`INSERT ... ON CONFLICT (key) DO UPDATE SET ...`), the last row of a key in the batch winning, and deletes of the
-changelog delete their key. As in Flink, the table must exist, identifiers are written as declared (not quoted),
-and a write that fails is retried 'sink.max-retries' times when the failure is a lost connection or a
-serialization conflict.
+changelog delete their key. TIME values lose their fraction of a second, as Flink's do. As in Flink, the table
+must exist, identifiers are written as declared (not quoted), and a write that fails is retried 'sink.max-retries'
+times when the failure is a lost connection or a serialization conflict. (Flink 2.3 fails on ARRAY columns with
+PostgreSQL arrays; Spark writes them, so they are allowed here.)
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from connector.connectors.writing import DELETED, NOTHING_STAGED, BatchWriter, S
 from connector.diagnostics import Diagnostic, PipelineError
 from connector.runtime.hadoop_fs import HadoopFs
 from connector.sql.catalog import Table
+from connector.sql.types import type_root
 
 BATCHES_TABLE = "kafka_sql_batches"
 _SEQUENCE = "__kafka_sql_seq"
@@ -69,6 +71,10 @@ class JdbcTarget:
         self.retries = retries or 0
         self.checkpoint = checkpoint
         self.columns = [c.name for c in persisted_columns(table)]
+        # Flink writes TIME through java.sql.Time, which keeps whole seconds (measured: 12:34:56.789 -> 12:34:56).
+        self.times = {
+            c.name for c in persisted_columns(table) if c.data_type is not None and type_root(c.data_type) == "TIME"
+        }
         self.key = list(table.primary_key)
         self.stage = f"{self.name}__kafka_sql_stage_{hashlib.sha256(checkpoint.encode()).hexdigest()[:12]}"
 
@@ -182,7 +188,7 @@ class JdbcBatch:
         if self._types is None:
             self._types = target.column_types(spark)
         staged = batch.select(
-            *target.columns,
+            *(F.substring(c, 1, 8).alias(c) if c in target.times else F.col(c) for c in target.columns),
             *([DELETED] if DELETED in batch.columns else []),
             F.monotonically_increasing_id().alias(_SEQUENCE),
         )
