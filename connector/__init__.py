@@ -12,6 +12,14 @@ if TYPE_CHECKING:
 _EXTENSION = ("install", "builder", "records_read")
 
 
+def udf(result_type: str) -> Any:
+    """Declare the Flink SQL result type of a Python function for CREATE FUNCTION ... LANGUAGE PYTHON:
+    `@connector.udf(result_type="DECIMAL(10, 2)")`."""
+    from connector.sql.python_functions import udf as declare
+
+    return declare(result_type)
+
+
 def __getattr__(name: str) -> Any:
     """`connector.install` / `connector.builder` (the session extension) and `connector.records_read`, imported
     on first use so that the CLI's Spark-free verbs never import pyspark."""

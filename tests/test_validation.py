@@ -685,7 +685,7 @@ def test_alter_applies_in_order(tmp_path: Path, capsys: pytest.CaptureFixture[st
 def test_statements_without_effect_are_warned_about(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "pipeline.sql"
     path.write_text(
-        PRINT + "SHOW TABLES;\nUSE CATALOG default_catalog;\n  CREATE FUNCTION f AS 'com.example.F';\n",
+        PRINT + "SHOW TABLES;\nUSE CATALOG default_catalog;\n  DESCRIBE out;\n",
         encoding="utf-8",
     )
 

@@ -22,7 +22,7 @@ from connector.options.factory import SourceBehaviour
 from connector.options.types import parse_duration
 from connector.secrets import mask_options
 from connector.sql import validation
-from connector.sql.catalog import DELETED_COLUMN, Insert, Pipeline, Table
+from connector.sql.catalog import DELETED_COLUMN, Function, Insert, Pipeline, Table
 from connector.sql.deduplication import Deduplication
 from connector.sql.intervals import watermark_delay
 from connector.sql.rewriting import TranspileError
@@ -112,6 +112,7 @@ class PipelinePlan:
     views: list[tuple[str, str]]  # (name, Spark SQL) in definition order; registered before each query
     warnings: list[Diagnostic] = field(default_factory=list)
     spark_packages: tuple[str, ...] = ()  # Spark modules the formats of its tables need ('group:artifact:version')
+    functions: tuple[Function, ...] = ()  # Python functions the queries may call, registered before they start
 
 
 def source_behaviour(table: Table) -> SourceBehaviour:
@@ -272,7 +273,9 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
                 diagnostics.append(Diagnostic.at(table.watermark.position, "unsupported", err.message))
     if diagnostics:
         raise PipelineError(diagnostics)
-    return PipelinePlan(name, conf, queries, views, warnings, _spark_packages(queries))
+    return PipelinePlan(
+        name, conf, queries, views, warnings, _spark_packages(queries), tuple(pipeline.functions.values())
+    )
 
 
 def _spark_packages(queries: list[QueryPlan]) -> tuple[str, ...]:

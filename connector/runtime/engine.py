@@ -32,6 +32,7 @@ from connector.quality import gate as quality_gate
 from connector.quality.expectations import has_quality
 from connector.quality.gate import QualityGate
 from connector.quality.provenance import PROVENANCE, provenance_view, with_provenance
+from connector.runtime.python_udfs import register_functions
 from connector.sql.catalog import ColumnKind, Pipeline, Table
 from connector.sql.intervals import watermark_delay
 from connector.sql.transpile import to_spark_sql
@@ -291,6 +292,7 @@ def start_all(
     catalog the plan was built from) is needed when a sink has data-quality expectations."""
     for key, value in plan.spark_conf.items():
         spark.conf.set(key, value)
+    register_functions(spark, plan.functions)
     running: list[RunningQuery] = []
     try:
         for query in plan.queries:

@@ -133,6 +133,17 @@ class Setting:
     position: Position
 
 
+@dataclass(frozen=True)
+class Function:
+    """A Python scalar function: `CREATE FUNCTION name AS 'module.function' LANGUAGE PYTHON`."""
+
+    name: str
+    identifier: str  # 'module.function'
+    result_type: exp.DataType
+    directory: str  # where its module is looked for first (the pipeline file's directory)
+    position: Position
+
+
 @dataclass
 class Pipeline:
     """Everything one file declares, in statement order where order matters."""
@@ -142,6 +153,7 @@ class Pipeline:
     views: dict[str, View] = field(default_factory=dict)
     inserts: list[Insert] = field(default_factory=list)
     settings: dict[str, Setting] = field(default_factory=dict)
+    functions: dict[str, Function] = field(default_factory=dict)  # keyed by lower-cased name
 
     def table(self, name: str) -> Table | None:
         return self.tables.get(name.lower())

@@ -14,12 +14,25 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TypeVar
 
 from sqlglot import exp
 
 from connector.diagnostics import Diagnostic, PipelineError, Position
-from connector.sql.catalog import Column, ColumnKind, Expectation, Insert, Pipeline, Setting, Table, View, Watermark
+from connector.sql import python_functions
+from connector.sql.catalog import (
+    Column,
+    ColumnKind,
+    Expectation,
+    Function,
+    Insert,
+    Pipeline,
+    Setting,
+    Table,
+    View,
+    Watermark,
+)
 from connector.sql.expressions import AlterReset, ExpectConstraint, MetadataColumnConstraint, StatementSet
 from connector.sql.parsing import ParsedStatement, node_position, parse_statements
 from connector.sql.statements import reset_of, setting_of, table_option_hints
@@ -87,6 +100,9 @@ class _Loader:
             if kind == "VIEW":
                 self.create_view(node, where)
                 return
+            if kind == "FUNCTION":
+                self.create_function(node, where)
+                return
             if kind == "CATALOG":
                 self.diagnostics.append(
                     Diagnostic.at(
@@ -121,6 +137,41 @@ class _Loader:
                 severity="warning",
             )
         )
+
+    def create_function(self, node: exp.Create, where: Position) -> None:
+        name = node.this.name
+        properties = node.args.get("properties")
+        language = next(
+            (str(p.this.name).upper() for p in (properties.expressions if properties else [])
+             if isinstance(p, exp.LanguageProperty)),
+            "JAVA",
+        )  # fmt: skip
+        if language != "PYTHON":
+            self.error(
+                where,
+                "unsupported",
+                f"Function '{name}' is written in {language.title()}: kafka-sql runs Python functions only "
+                "(CREATE FUNCTION ... AS 'module.function' LANGUAGE PYTHON); Java and Scala functions are classes of "
+                "Flink's JVM.",
+            )
+            return
+        if name.lower() in self.pipeline.functions:
+            if not node.args.get("exists"):
+                self.error(where, "duplicate", f"Function '{name}' is already declared.")
+            return
+        identifier = node.expression.name if isinstance(node.expression, exp.Literal) else ""
+        directory = Path(self.file).resolve().parent if Path(self.file).is_file() else Path.cwd()
+        try:
+            function = python_functions.resolve(identifier, [directory])
+            result = python_functions.result_type(function)
+            result_type = exp.DataType.build(result, dialect="flink")
+        except python_functions.FunctionError as err:
+            self.error(where, "function", f"Function '{name}': {err}.")
+            return
+        except Exception as err:  # sqlglot's ParseError for a result type that is no Flink type
+            self.error(where, "function", f"Function '{name}': result type is not a Flink type: {err}.")
+            return
+        self.pipeline.functions[name.lower()] = Function(name, identifier, result_type, str(directory), where)
 
     def create_table(self, node: exp.Create, where: Position) -> None:
         schema = node.this

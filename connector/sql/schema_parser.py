@@ -36,6 +36,8 @@ class FlinkSchemaParser(HiveParser):
         "COMMENT": lambda self: self._parse_property_assignment(exp.SchemaCommentProperty),
         "LANGUAGE": HiveParser.PROPERTY_PARSERS["LANGUAGE"],
         "LIKE": lambda self: self._parse_flink_like(),
+        # CREATE TEMPORARY SYSTEM FUNCTION: a temporary function outside any catalog, as a pipeline's functions are.
+        "SYSTEM": lambda self: self.expression(exp.TemporaryProperty()),
         "TEMPORARY": lambda self: self.expression(exp.TemporaryProperty()),
         "WITH": lambda self: self._parse_table_options(),
     }

@@ -1,0 +1,106 @@
+"""Python functions declared as Flink SQL declares them (`CREATE FUNCTION ... LANGUAGE PYTHON`): called per row
+in a real pipeline, typed by annotation or `@connector.udf`, and refused with located errors when they cannot
+run."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from connector.entrypoints import cli
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+MODULE = """
+from decimal import Decimal
+
+import connector
+
+
+def twice(value: int) -> int:
+    return None if value is None else 2 * value
+
+
+@connector.udf(result_type="DECIMAL(10, 2)")
+def with_tax(amount):
+    return None if amount is None else amount * Decimal("1.2")
+
+
+def shout(text: str | None) -> str | None:
+    return None if text is None else text.upper() + "!"
+
+
+def untyped(value):
+    return value
+"""
+
+PIPELINE = """
+CREATE TEMPORARY FUNCTION twice AS 'pricing.twice' LANGUAGE PYTHON;
+CREATE FUNCTION with_tax AS 'pricing.with_tax' LANGUAGE PYTHON;
+CREATE TEMPORARY SYSTEM FUNCTION IF NOT EXISTS shout AS 'pricing.shout' LANGUAGE PYTHON;
+CREATE TABLE orders (id BIGINT, name STRING, amount DECIMAL(10, 2)) WITH (
+  'connector' = 'kafka', 'topic' = '{{ var("src") }}', 'properties.bootstrap.servers' = '{{ var("brokers") }}',
+  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json'
+);
+CREATE TABLE priced (id BIGINT, doubled BIGINT, name STRING, gross DECIMAL(10, 2)) WITH (
+  'connector' = 'kafka', 'topic' = '{{ var("dst") }}', 'properties.bootstrap.servers' = '{{ var("brokers") }}',
+  'format' = 'json'
+);
+INSERT INTO priced SELECT id, twice(id), shout(name), with_tax(amount) FROM orders WHERE twice(id) > 2;
+"""
+
+
+@pytest.mark.slow
+def test_python_functions_run_per_row_in_a_pipeline(
+    spark: SparkSession,
+    kafka_bootstrap: str,
+    topic_factory: Callable[..., str],
+    produce: Callable[[str, Sequence[Any]], None],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from test_run_e2e import read_topic, run
+
+    (tmp_path / "pricing.py").write_text(MODULE)
+    (tmp_path / "priced.sql").write_text(PIPELINE)
+    src, dst = topic_factory(), topic_factory()
+    orders = [{"id": 1, "name": "a", "amount": 10}, {"id": 2, "name": "b", "amount": 2.5}, {"id": 3}]
+    produce(src, [(None, json.dumps(o).encode(), None, None, None) for o in orders])
+
+    result = run(capsys, tmp_path / "priced.sql", tmp_path / "cp", brokers=kafka_bootstrap, src=src, dst=dst)
+
+    assert result.code == 0, result.err
+    assert read_topic(kafka_bootstrap, dst) == [
+        {"id": 2, "doubled": 4, "name": "B!", "gross": 3.0},
+        {"id": 3, "doubled": 6, "name": None, "gross": None},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("declaration", "message"),
+    [
+        ("CREATE FUNCTION f AS 'nowhere.f' LANGUAGE PYTHON", "Python module 'nowhere' cannot be imported"),
+        ("CREATE FUNCTION f AS 'pricing.missing' LANGUAGE PYTHON", "Python module 'pricing' has no function 'missing'"),
+        ("CREATE FUNCTION f AS 'pricing.untyped' LANGUAGE PYTHON", "has no result type: annotate its return"),
+        ("CREATE FUNCTION f AS 'com.acme.Upper'", "Function 'f' is written in Java: kafka-sql runs Python functions"),
+        ("CREATE FUNCTION f AS 'com.acme.Upper' LANGUAGE SCALA", "Function 'f' is written in Scala"),
+    ],
+)
+def test_functions_that_cannot_run_are_refused_where_declared(
+    declaration: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "pricing.py").write_text(MODULE)
+    path = tmp_path / "bad.sql"
+    path.write_text(f"-- a function\n{declaration};\n")
+
+    code = cli.main(["validate", str(path), "--format", "json"])
+
+    diagnostics = json.loads(capsys.readouterr().out)["diagnostics"]
+    assert code == 1
+    assert [(d["line"], d["column"]) for d in diagnostics] == [(2, 1)]
+    assert message in diagnostics[0]["message"], diagnostics
