@@ -13,8 +13,9 @@ import pytest
 from confluent_kafka import KafkaError, Message, Producer
 
 from connector.connectors.kafka.sink import close_cached_producers
-from connector.dev import broker, postgres
+from connector.dev import broker, postgres, registry
 from connector.dev.postgres import PostgresInfo
+from connector.dev.registry import RegistryInfo
 from connector.runtime.live import HEARTBEAT_INTERVAL
 from connector.runtime.python_launcher import python_executable
 
@@ -139,3 +140,13 @@ def postgres_server() -> Iterator[PostgresInfo]:
         yield info
     finally:
         postgres.stop(info)
+
+
+@pytest.fixture(scope="session")
+def schema_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RegistryInfo]:
+    """A real Confluent-compatible schema registry (Apicurio Registry, built from Maven Central once)."""
+    info = registry.start(tmp_path_factory.mktemp("schema-registry"))
+    try:
+        yield info
+    finally:
+        registry.stop(info)

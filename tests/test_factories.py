@@ -212,9 +212,7 @@ def test_specific_offsets_need_a_single_topic(subscription: dict[str, str]) -> N
 
 
 def test_invalid_startup_mode_lists_the_modes_and_suggests_one() -> None:
-    d = only_error(
-        make_table(kafka(scan_startup_mode="earliest")), "invalid-option-value", "scan.startup.mode"
-    )
+    d = only_error(make_table(kafka(scan_startup_mode="earliest")), "invalid-option-value", "scan.startup.mode")
     assert "'earliest'" in d.message and "'scan.startup.mode'" in d.message
     assert "earliest-offset, latest-offset, group-offsets, timestamp, specific-offsets" in d.message
     assert "Did you mean 'earliest-offset'?" in d.message
@@ -234,17 +232,13 @@ def test_default_group_offsets_without_group_id_fails_as_source_only() -> None:
     assert validate_table(table) == []
     d = single(validate_source(table), "missing-option")
     assert_at(d, table.position)
-    assert d.message.startswith(
-        "Property group.id is required when using committed offset for offsets initializer"
-    )
+    assert d.message.startswith("Property group.id is required when using committed offset for offsets initializer")
     assert "(Flink's default)" in d.message and "'properties.group.id'" in d.message
     assert "earliest-offset, latest-offset, timestamp, specific-offsets" in d.message
 
 
 def test_explicit_group_offsets_without_group_id_points_at_the_mode() -> None:
-    options = {k: v for k, v in KAFKA.items() if k != "properties.group.id"} | {
-        "scan.startup.mode": "GROUP-OFFSETS"
-    }
+    options = {k: v for k, v in KAFKA.items() if k != "properties.group.id"} | {"scan.startup.mode": "GROUP-OFFSETS"}
     table = make_table(options)
     d = single(validate_source(table), "missing-option")
     assert_at(d, table.option_position("scan.startup.mode"))
@@ -276,9 +270,7 @@ def test_auto_offset_reset_accepts_only_earliest_latest_none() -> None:
     assert "'smallest'" in d.message and "earliest, latest, none" in d.message
     assert resolve(make_table(KAFKA)).get(KafkaOptions.AUTO_OFFSET_RESET) == "none"
     assert (
-        resolve(make_table({**KAFKA, "properties.auto.offset.reset": "Earliest"})).get(
-            KafkaOptions.AUTO_OFFSET_RESET
-        )
+        resolve(make_table({**KAFKA, "properties.auto.offset.reset": "Earliest"})).get(KafkaOptions.AUTO_OFFSET_RESET)
         == "earliest"
     )
 
@@ -289,10 +281,7 @@ def test_auto_offset_reset_accepts_only_earliest_latest_none() -> None:
 def test_round_robin_partitioner_with_key_fields_is_flinks_error() -> None:
     table = make_table({**KAFKA, "key.format": "json", "key.fields": "id", "sink.partitioner": "round-robin"})
     d = only_error(table, "option-conflict", "sink.partitioner")
-    assert (
-        d.message
-        == "Currently 'round-robin' partitioner only works when option 'key.fields' is not specified."
-    )
+    assert d.message == "Currently 'round-robin' partitioner only works when option 'key.fields' is not specified."
 
 
 @pytest.mark.parametrize(
@@ -303,9 +292,7 @@ def test_round_robin_partitioner_with_key_fields_is_flinks_error() -> None:
     ],
 )
 def test_bad_partitioner_names_the_choices(value: str, expected: str) -> None:
-    d = only_error(
-        make_table({**KAFKA, "sink.partitioner": value}), "invalid-option-value", "sink.partitioner"
-    )
+    d = only_error(make_table({**KAFKA, "sink.partitioner": value}), "invalid-option-value", "sink.partitioner")
     assert expected in d.message
 
 
@@ -318,13 +305,8 @@ def test_partitioner_class_name_is_accepted() -> None:
 def test_exactly_once_needs_a_transactional_id_prefix() -> None:
     table = make_table({**KAFKA, "sink.delivery-guarantee": "exactly-once"})
     d = only_error(table, "missing-option", "sink.delivery-guarantee")
-    assert (
-        d.message
-        == "sink.transactional-id-prefix must be specified when using DeliveryGuarantee.EXACTLY_ONCE."
-    )
-    ok = make_table(
-        {**KAFKA, "sink.delivery-guarantee": "exactly-once", "sink.transactional-id-prefix": "job-1"}
-    )
+    assert d.message == "sink.transactional-id-prefix must be specified when using DeliveryGuarantee.EXACTLY_ONCE."
+    ok = make_table({**KAFKA, "sink.delivery-guarantee": "exactly-once", "sink.transactional-id-prefix": "job-1"})
     assert validate_table(ok) == []
 
 
@@ -388,10 +370,7 @@ def test_key_format_requires_key_fields() -> None:
 
 def test_key_fields_require_a_key_format() -> None:
     d = only_error(make_table({**KAFKA, "key.fields": "id"}), "missing-option", "key.fields")
-    assert (
-        d.message
-        == "The option 'key.fields' can only be declared if a key format is defined using 'key.format'."
-    )
+    assert d.message == "The option 'key.fields' can only be declared if a key format is defined using 'key.format'."
 
 
 def test_key_fields_must_name_physical_columns() -> None:
@@ -427,9 +406,7 @@ def test_primary_key_on_kafka_with_insert_only_format_is_flinks_error() -> None:
 
 
 def test_spark_only_options_are_typed_with_defaults() -> None:
-    resolved = resolve(
-        make_table({**KAFKA, "scan.max-records-per-batch": "1000", "scan.min-partitions": "4"})
-    )
+    resolved = resolve(make_table({**KAFKA, "scan.max-records-per-batch": "1000", "scan.min-partitions": "4"}))
     assert resolved.get(KafkaOptions.MAX_RECORDS_PER_BATCH) == 1000
     assert resolved.get(KafkaOptions.MIN_PARTITIONS) == 4
     assert resolved.get(KafkaOptions.FAIL_ON_DATA_LOSS) is True
@@ -449,13 +426,11 @@ def test_spark_only_options_are_validated() -> None:
 # -- formats ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "fmt", ["avro-confluent", "debezium-json", "canal-json", "maxwell-json", "protobuf"]
-)
+@pytest.mark.parametrize("fmt", ["debezium-json", "canal-json", "maxwell-json", "protobuf"])
 def test_declared_but_unsupported_formats_are_rejected(fmt: str) -> None:
     table = make_table({**KAFKA, "format": fmt, f"{fmt}.some-option": "x"})
     d = only_error(table, "unsupported-format", "format")
-    assert d.message == f"format '{fmt}' is not supported yet. Supported formats: json, csv, raw, avro."
+    assert d.message == f"format '{fmt}' is not supported yet. Supported formats: json, csv, raw, avro, avro-confluent."
 
 
 def test_unknown_format_suggests_a_known_one() -> None:
@@ -476,11 +451,7 @@ def test_format_options_use_the_prefix_of_the_key_that_chose_the_format() -> Non
     good = make_table(options | {"value.json.ignore-parse-errors": "true"})
     assert validate_table(good) == []
     fmt, values = format_options(good, "value") or ("", {})
-    assert (
-        fmt == "json"
-        and values["ignore-parse-errors"] is True
-        and values["timestamp-format.standard"] == "SQL"
-    )
+    assert fmt == "json" and values["ignore-parse-errors"] is True and values["timestamp-format.standard"] == "SQL"
 
 
 def test_unknown_format_option_lists_the_formats_options() -> None:
@@ -488,9 +459,7 @@ def test_unknown_format_option_lists_the_formats_options() -> None:
         make_table({**KAFKA, "json.ignore-parse-error": "true"}), "unknown-option", "json.ignore-parse-error"
     )
     assert "Unsupported option 'json.ignore-parse-error' for format 'json'." in d.message
-    assert (
-        "Did you mean 'json.ignore-parse-errors'?" in d.message and "json.fail-on-missing-field" in d.message
-    )
+    assert "Did you mean 'json.ignore-parse-errors'?" in d.message and "json.fail-on-missing-field" in d.message
 
 
 def test_format_and_value_format_together_conflict() -> None:
@@ -500,7 +469,10 @@ def test_format_and_value_format_together_conflict() -> None:
 
 def test_missing_value_format_lists_supported_formats() -> None:
     d = only_error(make_table({k: v for k, v in KAFKA.items() if k != "format"}), "missing-option")
-    assert "'value.format' (or 'format')" in d.message and "Supported formats: json, csv, raw, avro." in d.message
+    assert (
+        "'value.format' (or 'format')" in d.message
+        and "Supported formats: json, csv, raw, avro, avro-confluent." in d.message
+    )
 
 
 def test_json_cannot_both_fail_on_missing_fields_and_ignore_parse_errors() -> None:
@@ -528,9 +500,7 @@ def test_csv_delimiter_is_one_character_after_unescaping() -> None:
 
 
 def test_csv_quote_character_conflicts_with_disabled_quoting() -> None:
-    table = make_table(
-        {**KAFKA, "format": "csv", "csv.disable-quote-character": "true", "csv.quote-character": "'"}
-    )
+    table = make_table({**KAFKA, "format": "csv", "csv.disable-quote-character": "true", "csv.quote-character": "'"})
     d = only_error(table, "option-conflict", "csv.quote-character")
     assert d.message.startswith("Format cannot define a quote character and disabled quote character")
 
@@ -567,9 +537,7 @@ def test_unknown_metadata_key_lists_the_connectors_keys() -> None:
     table = make_table(KAFKA, metadata=[("off", "BIGINT", "offest", True)])
     d = single(validate_table(table), "metadata")
     assert_at(d, table.columns[-1].position)
-    assert (
-        "Invalid metadata key 'offest' in column 'off'" in d.message and "Did you mean 'offset'?" in d.message
-    )
+    assert "Invalid metadata key 'offest' in column 'off'" in d.message and "Did you mean 'offset'?" in d.message
     assert "headers, leader-epoch, offset, partition, timestamp, timestamp-type, topic" in d.message
 
 
@@ -594,9 +562,7 @@ def test_metadata_type_must_be_castable_from_the_metadata_type(declared: str, ke
         assert diagnostics == []
     else:
         d = single(diagnostics, "metadata")
-        assert (
-            f"cannot be declared as '{declared}'" in d.message and "castable from metadata type" in d.message
-        )
+        assert f"cannot be declared as '{declared}'" in d.message and "castable from metadata type" in d.message
 
 
 def test_map_column_from_int_metadata_is_rejected() -> None:
@@ -608,9 +574,7 @@ def test_map_column_from_int_metadata_is_rejected() -> None:
 
 
 def test_read_only_metadata_must_be_virtual_when_written() -> None:
-    table = make_table(
-        KAFKA, metadata=[("part", "INT", "partition", False), ("ts", "TIMESTAMP_LTZ(3)", None, False)]
-    )
+    table = make_table(KAFKA, metadata=[("part", "INT", "partition", False), ("ts", "TIMESTAMP_LTZ(3)", None, False)])
     table.columns[-1].name = "timestamp"
     assert validate_table(table) == []
     d = single(validate_sink_metadata(table), "metadata")
@@ -661,7 +625,7 @@ def test_upsert_kafka_needs_key_and_value_formats() -> None:
     table = make_table({k: v for k, v in UPSERT.items() if k != "key.format"}, primary_key=["id"])
     d = only_error(table, "missing-option")
     assert "Missing required option 'key.format' for connector 'upsert-kafka'" in d.message
-    assert "Supported formats: json, csv, raw, avro." in d.message
+    assert "Supported formats: json, csv, raw, avro, avro-confluent." in d.message
 
 
 @pytest.mark.parametrize(
@@ -731,10 +695,7 @@ def test_parquet_passes_its_writer_options_through() -> None:
 def test_custom_time_extractor_needs_a_class() -> None:
     table = make_table({**FILES, "partition.time-extractor.kind": "custom"})
     d = only_error(table, "missing-option", "partition.time-extractor.kind")
-    assert (
-        "'partition.time-extractor.class' is required when 'partition.time-extractor.kind' = 'custom'"
-        in d.message
-    )
+    assert "'partition.time-extractor.class' is required when 'partition.time-extractor.kind' = 'custom'" in d.message
 
 
 def test_partition_commit_policies_are_checked_one_by_one() -> None:
@@ -744,9 +705,7 @@ def test_partition_commit_policies_are_checked_one_by_one() -> None:
 
 
 def test_filesystem_metadata() -> None:
-    table = make_table(
-        FILES, metadata=[("path", "STRING", "file.path", True), ("sz", "BIGINT", "file.size", True)]
-    )
+    table = make_table(FILES, metadata=[("path", "STRING", "file.path", True), ("sz", "BIGINT", "file.size", True)])
     assert validate_table(table) == []
 
 
@@ -807,9 +766,7 @@ def test_datagen_bounds_and_rates_are_checked() -> None:
         "fields.id.min",
     )
     assert "'fields.id.min' (10) must not be greater than 'fields.id.max' (1)" in d.message
-    d = only_error(
-        make_table({**DATAGEN, "fields.id.null-rate": "1.5"}), "invalid-option-value", "fields.id.null-rate"
-    )
+    d = only_error(make_table({**DATAGEN, "fields.id.null-rate": "1.5"}), "invalid-option-value", "fields.id.null-rate")
     assert "must be between 0.0 and 1.0" in d.message
 
 

@@ -21,6 +21,12 @@ SERVERS = "'properties.bootstrap.servers' = 'localhost:9092'"
 SOURCE_OPTIONS = ("'topic' = 'orders'", "'properties.group.id' = 'etl'", "'format' = 'json'")
 SINK_OPTIONS = ("'topic' = 'totals'", "'format' = 'json'")
 AVRO_OPTIONS = (*SOURCE_OPTIONS[:2], "'format' = 'avro'")
+CONFLUENT_OPTIONS = (*SOURCE_OPTIONS[:2], "'format' = 'avro-confluent'", "'avro-confluent.url' = 'http://localhost:1'")
+# id BIGINT, amount DOUBLE as a record whose 'amount' is a DECIMAL
+CONFLUENT_WRONG_SCHEMA = (
+    '{"type": "record", "name": "Order", "fields": [{"name": "id", "type": ["null", "long"]}, {"name": "amount", '
+    '"type": ["null", {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}]}]}'
+)
 PRINT = "CREATE TABLE out (id BIGINT, amount DOUBLE) WITH ('connector' = 'print');\n"
 READ = "INSERT INTO out SELECT id, amount FROM orders;\n"
 
@@ -303,6 +309,34 @@ CASES = [
         kafka(options=(*SOURCE_OPTIONS[:2], "'format' = 'avro'", f"{MARK}'avro.encoding' = 'json'")) + PRINT + READ,
         "unsupported-format",
         ("'avro.encoding' = 'json' is not supported yet", "'binary'"),
+    ),
+    Case(
+        "avro-confluent-url-missing",
+        kafka(options=(*SOURCE_OPTIONS[:2], f"{MARK}'format' = 'avro-confluent'")) + PRINT + READ,
+        "missing-option",
+        ("'avro-confluent.url'",),
+    ),
+    Case(
+        "avro-confluent-unknown-option",
+        kafka(options=(*CONFLUENT_OPTIONS, f"{MARK}'avro-confluent.subjet' = 'orders-value'")) + PRINT + READ,
+        "unknown-option",
+        ("Did you mean 'avro-confluent.subject'?", "avro-confluent.properties.*"),
+    ),
+    Case(
+        "avro-confluent-schema-mismatch",
+        kafka(options=(*CONFLUENT_OPTIONS, f"{MARK}'avro-confluent.schema' = '{CONFLUENT_WRONG_SCHEMA}'"))
+        + PRINT
+        + READ,
+        "invalid-option-value",
+        ("'avro-confluent.schema' does not match the table's columns", '"type": ["null", "double"]'),
+    ),
+    Case(
+        "avro-confluent-ssl",
+        kafka(options=(*CONFLUENT_OPTIONS, f"{MARK}'avro-confluent.ssl.truststore.location' = '/etc/ca.jks'"))
+        + PRINT
+        + READ,
+        "unsupported-format",
+        ("'avro-confluent.ssl.truststore.location' is not supported yet",),
     ),
     Case(
         "jdbc-database-unsupported",

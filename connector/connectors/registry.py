@@ -154,6 +154,8 @@ def format_options(table: Table, role: str) -> tuple[str, dict[str, Any]] | None
     values = resolved.as_dict()
     if fmt.open_options:
         values = {**resolved.with_prefix(prefix), **values}
+    for passthrough in fmt.passthrough_prefixes:
+        values.update((passthrough + k, v) for k, v in resolved.with_prefix(prefix + passthrough).items())
     return fmt.identifier, values
 
 

@@ -1,4 +1,4 @@
-"""`kafka-sql`: the command line. Verbs read like the work: validate, render, explain, run, broker, produce.
+"""`kafka-sql`: the command line. Verbs read like the work: validate, render, explain, run, broker, registry, produce.
 
 Exit codes: 0 success; 1 the file has errors (or a query failed); 2 bad command line; 3 a data-quality gate
 stopped a query; 130 interrupted before anything started.
@@ -155,6 +155,28 @@ def cmd_broker(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_registry(args: argparse.Namespace) -> int:
+    from connector.dev import registry
+
+    if args.action == "start":
+        err.print(f"[dim]Apicurio Registry {registry.VERSION} (built from Maven Central on first start)...[/dim]")
+        info = registry.start(args.dir, port=args.port)
+        out.print(info.url)
+        err.print(f"schema registry running (pid {info.pid}, log {info.log_file})")
+        return EXIT_OK
+    found = registry.status(args.dir)
+    if args.action == "stop":
+        if found is not None:
+            registry.stop(found)
+        err.print("schema registry stopped" if found else "no schema registry was running")
+        return EXIT_OK
+    if found is None:
+        err.print("no schema registry running")
+        return EXIT_ERRORS
+    out.print(found.url)
+    return EXIT_OK
+
+
 def cmd_dq_report(args: argparse.Namespace) -> int:
     from connector.quality.report import write_report
 
@@ -260,6 +282,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-dir", type=Path, default=None, help="broker data directory (default ./.kafka-sql/broker)")
     p.add_argument("--port", type=int, default=9092, help="client port for start (default 9092; 0 = any free port)")
     p.set_defaults(func=cmd_broker)
+
+    p = verbs.add_parser(
+        "registry",
+        help="start, stop or inspect a Confluent-compatible schema registry",
+        description="Apicurio Registry's Confluent API on loopback, in memory, for the avro-confluent format in "
+        "development and tests; built from Maven Central through mvn on first start and cached. start prints the "
+        "URL to give 'avro-confluent.url'.",
+    )
+    p.add_argument("action", choices=["start", "stop", "status"])
+    p.add_argument("--dir", type=Path, default=None, help="its log and state (default ./.kafka-sql/registry)")
+    p.add_argument("--port", type=int, default=0, help="HTTP port for start (default: any free port)")
+    p.set_defaults(func=cmd_registry)
 
     p = verbs.add_parser(
         "produce",

@@ -57,13 +57,13 @@ class AvroOptions:
     )
 
 
-def _fields_of(fields: tuple[PayloadField, ...]) -> list[tuple[str, Any, bool]]:
+def avro_fields(fields: tuple[PayloadField, ...]) -> list[tuple[str, Any, bool]]:
+    """(name, Flink type, nullable) of the payload's fields, as `table_schema` takes them."""
     return [(f.name, f.flink_type, f.nullable) for f in fields if f.flink_type is not None]
 
 
-def _schema_rule(check: FormatCheck) -> None:
-    """The table's columns must have an Avro schema (Flink fails the job otherwise), in the encoding Spark reads."""
-    legacy = check.options.get(AvroOptions.TIMESTAMP_MAPPING_LEGACY) is not False
+def check_columns(check: FormatCheck, legacy: bool = True) -> None:
+    """Each column must have an Avro schema (Flink fails the job otherwise); reported at the column."""
     for column in check.columns:
         if column.data_type is None:
             continue
@@ -71,6 +71,11 @@ def _schema_rule(check: FormatCheck) -> None:
             table_schema([(column.name, column.data_type, column.nullable)], legacy)
         except AvroSchemaError as err:
             check.report("unsupported-type", f"Column '{column.name}': {err}", position=column.position)
+
+
+def _schema_rule(check: FormatCheck) -> None:
+    """The table's columns must have an Avro schema, in the encoding Spark reads."""
+    check_columns(check, check.options.get(AvroOptions.TIMESTAMP_MAPPING_LEGACY) is not False)
     if check.options.get(AvroOptions.ENCODING) == "json":
         check.report(
             "unsupported-format",
@@ -80,7 +85,7 @@ def _schema_rule(check: FormatCheck) -> None:
         )
 
 
-def _require_spark_avro(fmt: PayloadFormat, table: Table, format_key: str) -> None:
+def require_spark_avro(fmt: PayloadFormat, table: Table, format_key: str) -> None:
     spark = SparkSession.getActiveSession()
     if spark is None:
         return
@@ -102,13 +107,13 @@ class AvroCodec(Codec):
     spark_packages = (SPARK_AVRO,)
 
     def check(self, fmt: PayloadFormat, table: Table, format_key: str) -> None:
-        _require_spark_avro(fmt, table, format_key)
+        require_spark_avro(fmt, table, format_key)
 
     def decode(self, payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decoded:
         from pyspark.sql.avro.functions import from_avro
 
         legacy = bool(fmt.options.get("timestamp_mapping.legacy", True))
-        writer = table_schema(_fields_of(fmt.fields), legacy, for_spark=True)
+        writer = table_schema(avro_fields(fmt.fields), legacy, for_spark=True)
         reader = {**writer, "fields": [*writer["fields"], {"name": _DECODED, "type": "boolean", "default": True}]}
         options = {"mode": "PERMISSIVE", "avroSchema": json.dumps(reader)}
         payload_name, decoded_name = f"{stage_prefix}_payload", f"{stage_prefix}_avro"
@@ -133,7 +138,7 @@ class AvroCodec(Codec):
         from pyspark.sql.avro.functions import to_avro
 
         legacy = bool(fmt.options.get("timestamp_mapping.legacy", True))
-        schema = table_schema(_fields_of(fmt.fields), legacy, for_spark=True)
+        schema = table_schema(avro_fields(fmt.fields), legacy, for_spark=True)
         members = [encoded_value(row[f.column], f.flink_type).alias(f.name) for f in fmt.fields if f.flink_type]
         return to_avro(F.struct(*members), json.dumps(schema))
 

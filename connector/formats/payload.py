@@ -67,7 +67,7 @@ from pyspark.sql.types import (
 from sqlglot import exp
 
 from connector.connectors import registry
-from connector.diagnostics import Diagnostic, PipelineError
+from connector.diagnostics import Diagnostic, PipelineError, Position
 from connector.formats import registry as formats
 from connector.sql.catalog import Column as TableColumn
 from connector.sql.catalog import Table
@@ -142,6 +142,8 @@ class PayloadFormat:
     option_prefix: str  # how this format's options are spelled in the table: 'json.', 'value.json.', 'key.raw.'
     table: str
     skips_parse_errors: bool  # the format has an 'ignore-parse-errors' option
+    position: Position | None = None  # where the table chooses the format, for errors found when it is used
+    topic: str | None = None  # the Kafka topic of a kafka / upsert-kafka table with a single topic
 
     @classmethod
     def of(cls, table: Table, role: str, columns: Sequence[TableColumn] | None = None) -> PayloadFormat | None:
@@ -178,7 +180,19 @@ class PayloadFormat:
             for c in chosen
         )
         skips = any(o.key == "ignore-parse-errors" for o in declared.options)
-        fmt = cls(identifier, codec, role, values, fields, f"{prefix}{identifier}.", table.name, skips)
+        topic = table.options.get("topic") if table.connector in ("kafka", "upsert-kafka") else None
+        fmt = cls(
+            identifier,
+            codec,
+            role,
+            values,
+            fields,
+            f"{prefix}{identifier}.",
+            table.name,
+            skips,
+            table.option_position(format_key),
+            topic if topic and ";" not in topic else None,
+        )
         codec.check(fmt, table, format_key)
         return fmt
 

@@ -78,6 +78,7 @@ class Format:
     changelog: bool = False  # produces UPDATE/DELETE rows (CDC formats); insert-only otherwise
     connectors: tuple[str, ...] = ()  # when set, only these connectors can use the format
     open_options: bool = False  # undeclared '<format>.*' keys are passed through to the library
+    passthrough_prefixes: tuple[str, ...] = ()  # '<format>.properties.*': handed to the library untouched
     rules: tuple[FormatRule, ...] = ()
 
     @property
@@ -277,15 +278,24 @@ class Factory:
         check.diagnostics.extend(diagnostics)
         if not fmt.open_options:
             keys = sorted(prefix + o.key for o in fmt.options)
+            passthrough = tuple(prefix + p for p in fmt.passthrough_prefixes)
             for key in check.table.options:
-                if key.startswith(prefix) and key not in keys:
-                    listing = ", ".join(keys) if keys else "none"
+                if key.startswith(prefix) and key not in keys and not key.startswith(passthrough or ("\0",)):
+                    listing = ", ".join([*keys, *(p + "*" for p in passthrough)]) if keys else "none"
                     check.report(
                         "unknown-option",
                         f"Unsupported option '{key}' for format '{fmt.identifier}'.{did_you_mean(key, keys)} "
                         f"Supported options: {listing}.",
                         key,
                     )
+        for option in fmt.options:
+            if option.required and resolved.get(option) is None:
+                check.report(
+                    "missing-option",
+                    f"Missing required option '{prefix}{option.key}' for format '{fmt.identifier}' in table "
+                    f"'{check.table.name}'.",
+                    format_key,
+                )
         columns = self.columns_of(check.table, check.options, role)
         format_check = FormatCheck(
             check.table, self, resolved, check.diagnostics, role, format_key, prefix, columns

@@ -1,0 +1,125 @@
+"""A Confluent-compatible schema registry, as the `avro-confluent` format's options reach it (Flink's
+`avro-confluent.url`, `.basic-auth.*`, `.bearer-auth.*`, `.properties.*`), through confluent-kafka's
+SchemaRegistryClient.
+
+Only the driver talks to the registry, when a query is planned: the writer schemas of a subject are fetched then
+and handed to Spark's Avro functions, and a sink's schema is registered (or looked up) once. Failures name the
+registry and the subject, and say what happened (authentication refused, unreachable, no such subject).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+_PASSTHROUGH = "properties."
+# Flink's option -> the client's (Java and Python clients share these names).
+_CLIENT_KEYS = {
+    "basic-auth.credentials-source": "basic.auth.credentials.source",
+    "basic-auth.user-info": "basic.auth.user.info",
+    "bearer-auth.credentials-source": "bearer.auth.credentials.source",
+    "bearer-auth.token": "bearer.auth.token",
+}
+
+
+class RegistryError(RuntimeError):
+    """The registry refused or could not be reached; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Registered:
+    """A schema as the registry holds it."""
+
+    schema_id: int
+    schema: dict[str, Any]
+
+
+def client_config(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The SchemaRegistryClient configuration of a format's typed options ('url', 'basic-auth.user-info',
+    'properties.*', ...)."""
+    config: dict[str, Any] = {
+        k[len(_PASSTHROUGH) :]: v for k, v in options.items() if k.startswith(_PASSTHROUGH) and v is not None
+    }
+    config["url"] = options["url"]
+    for flink_key, client_key in _CLIENT_KEYS.items():
+        if options.get(flink_key) is not None:
+            config[client_key] = options[flink_key]
+    if config.get("basic.auth.user.info") and "basic.auth.credentials.source" not in config:
+        config["basic.auth.credentials.source"] = "USER_INFO"
+    if config.get("bearer.auth.token"):
+        config.setdefault("bearer.auth.credentials.source", "STATIC_TOKEN")
+        config.setdefault("bearer.auth.logical.cluster", "")  # required by the Python client, unused elsewhere
+    return config
+
+
+def _client(options: Mapping[str, Any]) -> Any:
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+
+    try:
+        return SchemaRegistryClient(client_config(options))
+    except ValueError as err:
+        raise RegistryError(f"schema registry options: {err}") from None
+
+
+def shown_url(url: str) -> str:
+    """The registry URL for messages: credentials written into it are masked."""
+    parts = urlsplit(url.split(",")[0])
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    return urlunsplit(parts._replace(netloc=f"***@{host}{f':{parts.port}' if parts.port else ''}"))
+
+
+def _failure(options: Mapping[str, Any], action: str, err: Exception) -> RegistryError:
+    from confluent_kafka.schema_registry.error import SchemaRegistryError
+
+    where = shown_url(str(options["url"]))
+    if isinstance(err, SchemaRegistryError):
+        status = err.http_status_code
+        if status in (401, 403):
+            what = "authentication failed" if status == 401 else "access denied"
+            return RegistryError(f"schema registry {where}: {action}: {what} (HTTP {status}: {err.error_message})")
+        return RegistryError(f"schema registry {where}: {action}: {err.error_message} (HTTP {status})")
+    return RegistryError(f"schema registry {where} is not reachable: {action}: {type(err).__name__}: {err}")
+
+
+def subject_schemas(options: Mapping[str, Any], subject: str) -> list[Registered]:
+    """Every version of `subject` (none when the subject does not exist)."""
+    from confluent_kafka.schema_registry.error import SchemaRegistryError
+
+    client = _client(options)
+    try:
+        versions = client.get_versions(subject)
+        found = [client.get_version(subject, v) for v in versions]
+    except SchemaRegistryError as err:
+        if err.http_status_code == 404:
+            return []
+        raise _failure(options, f"reading subject '{subject}'", err) from None
+    except Exception as err:  # httpx's transport errors: the registry is down or the URL is wrong
+        raise _failure(options, f"reading subject '{subject}'", err) from None
+    return [Registered(v.schema_id, json.loads(v.schema.schema_str)) for v in found]
+
+
+def registered_id(options: Mapping[str, Any], subject: str, schema: Mapping[str, Any], register: bool) -> int:
+    """The id of `schema` under `subject`: registered if need be (`register`, Flink's 'auto.register.schemas'),
+    else looked up, failing when the registry does not hold it."""
+    from confluent_kafka.schema_registry import Schema
+    from confluent_kafka.schema_registry.error import SchemaRegistryError
+
+    client = _client(options)
+    text = json.dumps(schema)
+    action = f"{'registering' if register else 'looking up'} the schema of subject '{subject}'"
+    try:
+        if register:
+            return int(client.register_schema(subject, Schema(text, "AVRO")))
+        return int(client.lookup_schema(subject, Schema(text, "AVRO")).schema_id)
+    except Exception as err:  # SchemaRegistryError or transport errors
+        if isinstance(err, SchemaRegistryError) and err.http_status_code == 404 and not register:
+            raise RegistryError(
+                f"subject '{subject}' of schema registry {shown_url(str(options['url']))} does not hold the table's "
+                "schema, and 'auto.register.schemas' is false: register it first"
+            ) from None
+        raise _failure(options, action, err) from None
