@@ -11,6 +11,8 @@ the sink topics are read back after the run:
   partitions differently; SQL fixes no order);
 * an upsert sink (`upsert-kafka`): the final table, value per key, deleted keys left out (Flink and Spark send
   different intermediate updates; the table they leave is what a reader sees);
+* a sink in `avro-confluent` (values written with `{"value_avro": {"schema": ..., "record": ...}}` input lines through
+  the `registry_url` variable's registry): its values decoded with their writer schemas, as JSON text;
 * a `jdbc` sink: the rows of its PostgreSQL table, as psql prints them, ordered by the first column. Variables
   `db_<name>` are fresh table names, `jdbc_url` / `jdbc_password` the test server's; lines `-- postgres: <DDL>`
   create the tables first (Flink's JDBC sink, like kafka-sql's, needs them to exist).
@@ -33,11 +35,13 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 
 from connector.dev import broker, postgres
 from connector.dev.postgres import PostgresInfo
+from connector.dev.registry import RegistryInfo
 from connector.sql.loader import load_text
 from connector.sql.templating import render_string
 
 CASES = Path(__file__).resolve().parent / "cases"
-_DATABASE_VARIABLES = ("db_", "jdbc_")  # PostgreSQL tables of the case, and the server's url and password
+# PostgreSQL tables of the case, the database's url and password, the schema registry's url
+_SERVICE_VARIABLES = ("db_", "jdbc_", "registry_")
 _VAR = re.compile(r"""var\(\s*["']([A-Za-z_][A-Za-z0-9_]*)["']""")
 
 
@@ -72,7 +76,7 @@ class Case:
     def topics(self) -> list[str]:
         """The topic variables of the SQL, in order of first use."""
         names = _VAR.findall(self.sql)
-        return list(dict.fromkeys(n for n in names if n != "brokers" and not n.startswith(_DATABASE_VARIABLES)))
+        return list(dict.fromkeys(n for n in names if n != "brokers" and not n.startswith(_SERVICE_VARIABLES)))
 
     @property
     def tables(self) -> list[str]:
@@ -83,11 +87,20 @@ class Case:
     def expected_path(self) -> Path:
         return CASES / f"{self.name}.flink.json"
 
-    def prepare(self, bootstrap: str, database: PostgresInfo | None = None) -> dict[str, str]:
+    @property
+    def uses_registry(self) -> bool:
+        return "registry_url" in _VAR.findall(self.sql)
+
+    def prepare(
+        self, bootstrap: str, database: PostgresInfo | None = None, registry: RegistryInfo | None = None
+    ) -> dict[str, str]:
         """Fresh topics with the input produced, fresh PostgreSQL tables made by the case's `-- postgres:` lines;
         returns the template variables (topic variable -> topic, table variable -> table, the database's)."""
         run = uuid.uuid4().hex[:8]
         variables = {t: f"conformance_{self.name}_{t}_{run}" for t in self.topics}
+        if self.uses_registry:
+            assert registry is not None, f"case {self.name} uses a schema registry: pass one"
+            variables["registry_url"] = registry.url
         if self.tables:
             assert database is not None, f"case {self.name} writes PostgreSQL tables: pass a database"
             variables.update({t: f"{self.name}_{t}_{run}" for t in self.tables})
@@ -102,7 +115,9 @@ class Case:
         for record in self.inputs:
             producer.produce(
                 variables[record["topic"]],
-                value=_payload(record, "value"),
+                value=_avro_confluent(record, variables, registry)
+                if "value_avro" in record
+                else _payload(record, "value"),
                 key=_payload(record, "key"),
                 partition=record.get("partition", 0),
                 timestamp=record.get("timestamp", 0),
@@ -121,7 +136,9 @@ class Case:
         for insert in pipeline.inserts:
             table = pipeline.table(insert.target)
             if table is not None and table.options.get("topic") in by_name:
-                kinds[by_name[table.options["topic"]]] = "upsert" if table.connector == "upsert-kafka" else "append"
+                kind = "upsert" if table.connector == "upsert-kafka" else "append"
+                registry = "avro-confluent" in (table.options.get("format"), table.options.get("value.format"))
+                kinds[by_name[table.options["topic"]]] = kind + (":avro-confluent" if registry else "")
             elif table is not None and table.options.get("table-name") in by_name:
                 kinds[by_name[table.options["table-name"]]] = "table"
         return kinds
@@ -137,6 +154,9 @@ class Case:
                 result[logical] = {"table": postgres.query(database, f"SELECT * FROM {variables[logical]} ORDER BY 1")}
                 continue
             records = read_topic(bootstrap, variables[logical])
+            if kind.endswith(":avro-confluent"):
+                assert "registry_url" in variables
+                kind, records = kind.split(":")[0], [[p, k, _from_registry(v, variables)] for p, k, v in records]
             if kind == "upsert":
                 table: dict[str, str | None] = {}
                 for _, key, value in records:
@@ -145,6 +165,33 @@ class Case:
             else:
                 result[logical] = {"append": sorted(records, key=lambda r: json.dumps(r))}
         return result
+
+
+def _avro_confluent(record: dict[str, Any], variables: dict[str, str], registry: RegistryInfo | None) -> bytes:
+    """`value_avro` ({"schema": ..., "record": ...}) written as confluent-kafka's Avro serializer writes it,
+    registering the schema under the topic's value subject."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    assert registry is not None
+    value = record["value_avro"]
+    serializer = AvroSerializer(SchemaRegistryClient({"url": registry.url}), json.dumps(value["schema"]))
+    encoded = serializer(value["record"], SerializationContext(variables[record["topic"]], MessageField.VALUE))
+    assert encoded is not None
+    return encoded
+
+
+def _from_registry(text: str | None, variables: dict[str, str]) -> str | None:
+    """A sink's Confluent-framed Avro value as JSON text, read with the writer schema its id names."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroDeserializer
+
+    if text is None:
+        return None
+    data = bytes.fromhex(text[4:]) if text.startswith("hex:") else text.encode()
+    decoded = AvroDeserializer(SchemaRegistryClient({"url": variables["registry_url"]}))(data, None)
+    return json.dumps(decoded, sort_keys=True, default=str)
 
 
 def _payload(record: dict[str, Any], field: str) -> bytes | None:

@@ -19,13 +19,15 @@ from pathlib import Path
 
 from harness import Case, case_names
 
-from connector.dev import broker, postgres
+from connector.dev import broker, postgres, registry
 from connector.dev.maven import Artifact, resolve_jars
 from connector.dev.postgres import PostgresInfo
+from connector.dev.registry import RegistryInfo
 
 FLINK_VERSION = "2.3.0"
 KAFKA_CONNECTOR = Artifact("org.apache.flink", "flink-sql-connector-kafka", "5.0.0-2.2")
 AVRO_FORMAT = Artifact("org.apache.flink", "flink-sql-avro", FLINK_VERSION)  # an uber jar: Avro included
+AVRO_CONFLUENT = Artifact("org.apache.flink", "flink-sql-avro-confluent-registry", FLINK_VERSION)  # with its client
 JDBC = (
     Artifact("org.apache.flink", "flink-connector-jdbc-core", "4.0.0-2.0"),
     Artifact("org.apache.flink", "flink-connector-jdbc-postgres", "4.0.0-2.0"),
@@ -38,14 +40,16 @@ REPO = HERE.parent.parent
 def flink_jars() -> str:
     """Flink's Kafka SQL connector and its SQL formats the wheel lacks (avro), as flink_job.py takes them."""
     jars = []
-    for artifact in (KAFKA_CONNECTOR, AVRO_FORMAT, *JDBC):
+    for artifact in (KAFKA_CONNECTOR, AVRO_FORMAT, AVRO_CONFLUENT, *JDBC):
         dest = broker.cache_dir().parent / f"{artifact.artifact}-{artifact.version}"
         jars += [j for j in resolve_jars([artifact], dest) if j.name.startswith(artifact.artifact)]
     return ";".join(str(jar) for jar in jars)
 
 
-def record(case: Case, bootstrap: str, python: str, jars: str, database: PostgresInfo) -> dict[str, object]:
-    variables = case.prepare(bootstrap, database)
+def record(
+    case: Case, bootstrap: str, python: str, jars: str, database: PostgresInfo, schemas: RegistryInfo
+) -> dict[str, object]:
+    variables = case.prepare(bootstrap, database, schemas)
     with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as rendered:
         rendered.write(case.render(variables))
     run = subprocess.run(
@@ -67,13 +71,15 @@ def main() -> None:
     data_dir = Path(tempfile.mkdtemp(prefix="conformance-broker-"))
     info = broker.start(data_dir)
     database = postgres.start()
+    schemas = registry.start(data_dir / "registry")
     try:
         for name in sys.argv[1:] or case_names():
             case = Case.load(name)
-            result = record(case, info.bootstrap, python, jars, database)
+            result = record(case, info.bootstrap, python, jars, database, schemas)
             case.expected_path.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
             print(f"{name}: {'error' if 'error' in result else 'recorded'}", flush=True)
     finally:
+        registry.stop(schemas)
         postgres.stop(database)
         broker.stop(data_dir)
 

@@ -45,7 +45,8 @@ def test_same_output_as_flink(
     case = Case.load(name)
     expected: dict[str, Any] = json.loads(case.expected_path.read_text())
     database = request.getfixturevalue("postgres_server") if case.tables else None
-    variables = case.prepare(kafka_bootstrap, database)
+    registry = request.getfixturevalue("schema_registry") if case.uses_registry else None
+    variables = case.prepare(kafka_bootstrap, database, registry)
     pipeline = tmp_path / f"{name}.sql"
     pipeline.write_text(case.sql)
     args = [f"{key}={value}" for key, value in variables.items()]
