@@ -1,0 +1,137 @@
+"""Race of the record formats: the same records as JSON, as `avro` and as `avro-confluent`, run through the same
+pipeline by `kafka-sql run`, to see what decoding costs.
+
+    .venv/bin/python bench/formats.py [--records 1000000] [--repeats 1]
+
+Starts a broker and a schema registry (`connector.dev`), writes --records records (bench/race.py's, about 210
+bytes as JSON) to a fresh 4-partition topic per format: JSON text; Avro binary of the table's schema as Flink
+derives it (fastavro); the Confluent wire format through the registry (confluent-kafka's Avro serializer). Then
+each runs, as a user starts it, `INSERT INTO dst SELECT id, UPPER(customer), amount * 1.2, ts FROM src WHERE
+amount >= THRESHOLD` into a JSON topic (the same sink for all), timed as bench/race_flink.py times an engine:
+whole process, first output record, steady-state rate between the first and the last output record. Reported
+with each Avro format's ratio to JSON (issue #16's goal: avro-confluent within 1.5x of JSON's records/s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import fastavro
+from confluent_kafka import Producer
+
+from connector.dev import broker, registry
+from connector.formats.avro_schema import table_schema
+from connector.sql.loader import load_text
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from race import PARTITIONS, record  # noqa: E402
+from race_flink import Run, median, race_once  # noqa: E402
+from race_spark import THRESHOLD  # noqa: E402
+
+COLUMNS = "id BIGINT, customer STRING, amount DOUBLE, ts BIGINT"
+PIPELINE = """
+CREATE TABLE src ({columns}) WITH (
+  'connector' = 'kafka', 'topic' = '{source}', 'properties.bootstrap.servers' = '{bootstrap}',
+  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = '{fmt}'{extra}
+);
+CREATE TABLE dst ({columns}) WITH (
+  'connector' = 'kafka', 'topic' = '{sink}', 'properties.bootstrap.servers' = '{bootstrap}', 'format' = 'json'
+);
+INSERT INTO dst SELECT id, UPPER(customer), amount * 1.2, ts FROM src WHERE amount >= {threshold};
+"""
+FORMATS = ("json", "avro", "avro-confluent")
+
+
+def _avro_schema() -> dict[str, Any]:
+    table = load_text(f"CREATE TABLE t ({COLUMNS}) WITH ('connector' = 'blackhole');", "t.sql").pipeline.table("t")
+    assert table is not None
+    return table_schema([(c.name, c.data_type, c.nullable) for c in table.columns if c.data_type is not None])
+
+
+def _encoder(fmt: str, topic: str, registry_url: str) -> Callable[[dict[str, Any]], bytes]:
+    schema = fastavro.parse_schema(_avro_schema())
+    if fmt == "avro":
+
+        def plain(value: dict[str, Any]) -> bytes:
+            out = io.BytesIO()
+            fastavro.schemaless_writer(out, schema, value)
+            return out.getvalue()
+
+        return plain
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    serializer = AvroSerializer(SchemaRegistryClient({"url": registry_url}), json.dumps(_avro_schema()))
+    context = SerializationContext(topic, MessageField.VALUE)
+    return lambda value: serializer(value, context) or b""
+
+
+def produce(bootstrap: str, topic: str, count: int, fmt: str, registry_url: str) -> int:
+    """Write `count` records in `fmt`; returns how many the pipeline's filter keeps."""
+    encode = None if fmt == "json" else _encoder(fmt, topic, registry_url)
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "batch.size": 1_000_000})
+    kept = 0
+    for i in range(count):
+        key, value, selected = record(i)
+        kept += selected
+        if encode is not None:
+            fields = json.loads(value)
+            value = encode({k: fields[k] for k in ("id", "customer", "amount", "ts")})
+        while True:
+            try:
+                producer.produce(topic, value, key, partition=i % PARTITIONS)
+                break
+            except BufferError:  # the local queue is full: let deliveries complete
+                producer.poll(0.1)
+    if producer.flush(300):
+        raise RuntimeError(f"records were not all delivered to {topic}")
+    return kept
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--repeats", type=int, default=1)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="race-formats-"))
+    info = broker.start(work / "broker", on_progress=print)
+    schemas = registry.start(work / "registry")
+    results: dict[str, Run] = {}
+    try:
+        for fmt in FORMATS:
+            source = f"race-formats-{fmt}"
+            broker.create_topic(info.bootstrap, source, partitions=PARTITIONS)
+            expected = produce(info.bootstrap, source, args.records, fmt, schemas.url)
+            runs = []
+            for repeat in range(args.repeats):
+                sink = f"race-formats-out-{fmt}-{repeat}"
+                extra = f", 'avro-confluent.url' = '{schemas.url}'" if fmt == "avro-confluent" else ""
+                sql = work / f"{fmt.replace('-', '_')}_{repeat}.sql"
+                sql.write_text(PIPELINE.format(columns=COLUMNS, source=source, sink=sink, bootstrap=info.bootstrap,
+                                               fmt=fmt, extra=extra, threshold=THRESHOLD))  # fmt: skip
+                command = [str(Path(sys.executable).with_name("kafka-sql")), "run", str(sql),
+                           "--checkpoint-dir", str(work / f"cp-{fmt}-{repeat}")]  # fmt: skip
+                runs.append(race_once(fmt, command, info.bootstrap, sink, expected))
+            results[fmt] = median(runs)
+            print(f"{fmt}: {results[fmt]}", flush=True)
+    finally:
+        registry.stop(schemas)
+        broker.stop(work / "broker")
+    base = results["json"]
+    print(f"\n{args.records:,} records, {PARTITIONS} partitions, kafka-sql run (local[*])")
+    print(f"{'format':<16}{'wall s':>9}{'first s':>9}{'records/s':>12}{'rate vs json':>14}")
+    for fmt, run in results.items():
+        print(f"{fmt:<16}{run.wall:>9.1f}{run.first:>9.1f}{run.rate:>12,.0f}{run.rate / base.rate:>13.2f}x")
+
+
+if __name__ == "__main__":
+    main()
