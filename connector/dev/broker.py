@@ -17,7 +17,6 @@ import contextlib
 import fcntl
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -32,6 +31,7 @@ from xml.sax.saxutils import escape
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ClusterMetadata, NewPartitions, NewTopic
 
+from connector.dev import local
 from connector.dev.listeners import Listener
 from connector.dev.maven import Artifact, MavenError, resolve_jars
 
@@ -59,7 +59,7 @@ JVM_OPTIONS = (
     # Kafka's own shutdown hook logs; log4j's must not close the log file before it.
     "-Dlog4j2.shutdownHookEnabled=false",
 )
-HOST = "127.0.0.1"
+HOST = local.HOST
 FORMAT_TIMEOUT_SECONDS = 120.0
 KILL_WAIT_SECONDS = 10.0
 LOG_TAIL_LINES = 30
@@ -325,16 +325,13 @@ def _libs(on_progress: Callable[[str], None] | None) -> Path:
 
 
 def _java() -> str:
-    java_home = os.environ.get("JAVA_HOME")
-    if java_home and (Path(java_home) / "bin" / "java").is_file():
-        return str(Path(java_home) / "bin" / "java")
-    java = shutil.which("java")
-    if java is None:
+    found = local.java()
+    if found is None:
         raise BrokerError(
             "Java 17 or newer is needed to run the Kafka broker; install a JDK "
             "(e.g. `apt-get install openjdk-17-jre-headless`) or set JAVA_HOME"
         )
-    return java
+    return found
 
 
 def _port_free(port: int) -> bool:
@@ -348,13 +345,6 @@ def _port_free(port: int) -> bool:
     return True
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((HOST, 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def _pick_port(requested: int, previous: int | None, avoid: set[int]) -> int:
     if requested:
         if requested in avoid or not _port_free(requested):
@@ -365,7 +355,7 @@ def _pick_port(requested: int, previous: int | None, avoid: set[int]) -> int:
     if previous and previous not in avoid and _port_free(previous):
         return previous
     while True:
-        port = _free_port()
+        port = local.free_port()
         if port not in avoid:
             return port
 

@@ -13,11 +13,12 @@ import os
 import pwd
 import secrets
 import shutil
-import socket
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from connector.dev import local
 
 USER = "kafka_sql"
 DATABASE = "postgres"
@@ -54,12 +55,6 @@ def _as_server_user(command: list[str]) -> list[str]:
     return ["runuser", "-u", _SERVICE_USER, "--", *command] if os.geteuid() == 0 else command
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _run(command: list[str], what: str) -> None:
     done = subprocess.run(_as_server_user(command), capture_output=True, text=True, timeout=_TIMEOUT_SECONDS)
     if done.returncode != 0:
@@ -83,7 +78,7 @@ def start() -> PostgresInfo:
          "--auth=scram-sha-256", "--encoding=UTF8", "--no-sync"],
         "initdb",
     )  # fmt: skip
-    port = _free_port()
+    port = local.free_port()
     options = f"-p {port} -c listen_addresses=127.0.0.1 -k {data_dir} -c fsync=off"
     _run(
         [str(bin_dir / "pg_ctl"), "-D", str(cluster), "-l", str(data_dir / "server.log"), "-o", options, "-w",

@@ -17,7 +17,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -26,7 +25,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from connector.dev import broker
+from connector.dev import broker, local
 from connector.dev.maven import MVN_TIMEOUT_SECONDS, MavenError
 
 VERSION = "2.4.2.Final"
@@ -86,17 +85,6 @@ def build() -> Path:
     return home
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _java() -> str:
-    java_home = os.environ.get("JAVA_HOME")
-    return str(Path(java_home) / "bin" / "java") if java_home else (shutil.which("java") or "java")
-
-
 def default_dir() -> Path:
     return Path.cwd() / ".kafka-sql" / "registry"
 
@@ -124,12 +112,12 @@ def start(log_dir: Path | None = None, port: int = 0) -> RegistryInfo:
     if running is not None:
         return running
     home = build()
-    port = port or _free_port()
+    port = port or local.free_port()
     log_dir.mkdir(parents=True, exist_ok=True)
     log_file = log_dir / "registry.log"
     with log_file.open("w") as log:
         process = subprocess.Popen(
-            [_java(), "-Xmx256m", "-jar", str(home / _RUNNER)],
+            [local.java() or "java", "-Xmx256m", "-jar", str(home / _RUNNER)],
             cwd=home, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
             env={**os.environ, "REGISTRY_PORT": str(port), "REGISTRY_HOST": "127.0.0.1"},
         )  # fmt: skip

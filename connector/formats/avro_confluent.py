@@ -197,8 +197,7 @@ class AvroConfluentCodec(AvroCodec):
         for writer in writers:
             decoded = decoded.when(payload_id == writer.schema_id, from_avro(body, json.dumps(writer.schema), options))
         stage = {names["payload"]: payload, names["id"]: payload_id, names["avro"]: decoded}
-        bytes_, identified = F.col(names["payload"]), F.col(names["id"])
-        framed = (F.length(bytes_) >= _HEADER_BYTES) & (F.substring(bytes_, 1, 1) == F.lit(b"\x00"))
+        bytes_, identified = F.col(names["payload"]), F.col(names["id"])  # the id is NULL unless framed
         record = F.col(names["avro"])
         values = {f.column: decoded_value(record.getField(f.name), f.flink_type) for f in fmt.fields if f.flink_type}
         known = ", ".join(str(w.schema_id) for w in writers) or "none"
@@ -206,7 +205,7 @@ class AvroConfluentCodec(AvroCodec):
         problem = (
             F.when(bytes_.isNull(), F.lit(None).cast(StringType()))
             .when(
-                ~framed,
+                identified.isNull(),
                 F.concat(
                     F.lit("not in the Confluent wire format (a 0 byte, a 4-byte schema id, the Avro record): "),
                     F.length(bytes_).cast(StringType()),

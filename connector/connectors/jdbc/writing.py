@@ -25,7 +25,7 @@ from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 from connector.connectors import registry
 from connector.connectors.filesystem.sink_log import query_id
 from connector.connectors.jdbc.factory import POSTGRES_DRIVER, JdbcOptions, driver_of
-from connector.connectors.writing import DELETED, NOTHING_STAGED, BatchWriter, Staged, persisted_columns
+from connector.connectors.writing import DELETED, BatchWriter, Staged, persisted_columns
 from connector.diagnostics import Diagnostic, PipelineError
 from connector.runtime.hadoop_fs import HadoopFs
 from connector.sql.catalog import Table
@@ -178,6 +178,7 @@ class JdbcBatch:
     def __init__(self, target: JdbcTarget) -> None:
         self.target = target
         self._types: dict[str, str] | None = None
+        self._query: str | None = None
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         self.stage(batch, batch_id).publish()
@@ -196,10 +197,11 @@ class JdbcBatch:
         for key, value in target.properties().items():
             writer = writer.option(key, value)
         writer.option("truncate", "true").mode("overwrite").save()
-        query = query_id(HadoopFs(spark, target.checkpoint), target.checkpoint)
-        if query is None:
+        if self._query is None:  # the checkpoint's, which never changes: read once
+            self._query = query_id(HadoopFs(spark, target.checkpoint), target.checkpoint)
+        if self._query is None:
             raise JdbcError(f"checkpoint '{target.checkpoint}' has no query id (its 'metadata' file)")
-        return _Transaction(target, self._types, spark, query, batch_id, DELETED in batch.columns)
+        return _Transaction(target, self._types, spark, self._query, batch_id, DELETED in batch.columns)
 
 
 class _Transaction:
@@ -215,7 +217,7 @@ class _Transaction:
         self.target._run(self.spark, self._statements, f"writing batch {self.batch_id} to")
 
     def discard(self) -> None:
-        NOTHING_STAGED.discard()
+        """Nothing to undo: the staging table is only read by `publish`, and the next batch overwrites it."""
 
     def _value(self, column: str) -> str:
         declared = self.types.get(column)
