@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,10 +29,12 @@ if TYPE_CHECKING:
 OUTAGE_SECONDS = 15
 
 
-def wait_for(condition: object, what: str, timeout: float, log: Path) -> None:
+def wait_for(condition: object, what: str, timeout: float, log: Path, process: subprocess.Popen[bytes]) -> None:
+    """Until `condition()` holds; fails at once, with the run's log, when the run ended meanwhile."""
     deadline = time.monotonic() + timeout
     while not condition():  # type: ignore[operator]
-        assert time.monotonic() < deadline, f"timed out waiting for {what}; see {log}"
+        assert process.poll() is None, f"the run ended (exit {process.returncode}) before {what}:\n{log.read_text()}"
+        assert time.monotonic() < deadline, f"timed out waiting for {what}:\n{log.read_text()[-20000:]}"
         time.sleep(0.2)
 
 
@@ -52,7 +55,7 @@ def test_a_pipeline_keeps_running_through_a_broker_restart_and_loses_nothing(
         feed.send(30)
         process = start_run(sql, checkpoint, log, variables)
         try:
-            wait_for(lambda: len(commit_files(checkpoint)) >= 2, "the first batch of both queries", 180, log)
+            wait_for(lambda: len(commit_files(checkpoint)) >= 2, "the first batch of both queries", 180, log, process)
             os.kill(info.pid, signal.SIGKILL)
             time.sleep(OUTAGE_SECONDS)
             assert process.poll() is None, f"the run ended while the broker was down; see {log}"
@@ -65,7 +68,7 @@ def test_a_pipeline_keeps_running_through_a_broker_restart_and_loses_nothing(
             def copied_all() -> bool:
                 return len({row.id for row in spark.read.parquet(str(files)).select("id").collect()}) == 60
 
-            wait_for(copied_all, "the records produced after the restart", 240, log)
+            wait_for(copied_all, "the records produced after the restart", 240, log, process)
             assert process.poll() is None, f"the run ended; see {log}"
             os.killpg(process.pid, signal.SIGINT)
             assert process.wait(120) == 0, log.read_text()
