@@ -474,7 +474,7 @@ CASES = [
         + PRINT
         + f"INSERT INTO {MARK}out SELECT id, SUM(amount) FROM orders GROUP BY id;\n",
         "changelog-source",
-        ("applies a GROUP BY to the upsert-kafka table 'orders'", "cannot retract rows"),
+        ("applies a GROUP BY to the changelog table 'orders'", "cannot retract rows"),
     ),
     Case(
         "regular-outer-join-of-streams",

@@ -6,10 +6,10 @@ for error messages and quarantine records and drops before output:
 
 * `__topic`, `__partition`, `__offset`: where a row comes from (Kafka coordinates; for files, `__topic`
   is the file path and the others are NULL; NULL for datagen).
-* `__deleted` (upsert-kafka only): true for a tombstone, i.e. a DELETE of the row's PRIMARY KEY. Its key
-  columns are decoded from the message key and all other columns are NULL. Every other row is an
-  UPSERT (INSERT or UPDATE_AFTER) of its key; the engine keeps the latest row per key if it needs a
-  changelog (Flink's ChangelogNormalize).
+* `__deleted` (changelogs only: upsert-kafka tables and CDC value formats such as debezium-json): true for a
+  DELETE of the row's key. For an upsert-kafka tombstone the key columns are decoded from the message key and
+  all other columns are NULL; a CDC delete carries the deleted row. Every other row is an UPSERT (INSERT or
+  UPDATE_AFTER) of its key.
 
 Kafka records and file lines are decoded by their format's codec (`connector.formats`): records that are malformed under
 '<format>.ignore-parse-errors' = 'true' are dropped and counted in the observed metric

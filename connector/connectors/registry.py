@@ -166,3 +166,15 @@ def format_columns(table: Table, role: str) -> list[Column]:
         return []
     factory, resolved, slot, _, _ = found
     return factory.columns_of(table, resolved, slot.role)
+
+
+def reads_changelog(table: Table) -> bool:
+    """Whether the table's rows are a changelog, upserts and deletes of keys: an upsert-kafka table, or a table
+    whose value format is a changelog format (debezium-json). False for a table whose options are invalid."""
+    if table.connector == "upsert-kafka":
+        return True
+    try:
+        found = _format_in(table, "value")
+    except PipelineError:
+        return False
+    return found is not None and found[3].changelog

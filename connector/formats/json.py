@@ -140,7 +140,8 @@ def _parsed_by_spark(data_type: DataType) -> bool:
     return isinstance(data_type, DecimalType | StructType | ArrayType | MapType)
 
 
-def _json_decode(payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decoded:
+def json_decode(payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decoded:
+    """The table's fields from one JSON object (also the row images of the JSON changelog formats)."""
     standard = str(fmt.options.get("timestamp-format.standard", "SQL"))
     rules = _JSON_ISO if standard == "ISO-8601" else _JSON_SQL
     spark_options = {
@@ -262,7 +263,7 @@ class JsonCodec(Codec):
     label = "JSON"
 
     def decode(self, payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decoded:
-        return _json_decode(payload, fmt, stage_prefix)
+        return json_decode(payload, fmt, stage_prefix)
 
     def encode(self, fmt: PayloadFormat, row: Mapping[str, Column]) -> Column:
         """Spark's to_json, except that DECIMAL fields are written as Flink writes them (`_decimal_text`): as

@@ -217,6 +217,7 @@ class Decoded:
     absent: Column  # the payload yields no row and that is not an error
     malformed: Column  # the record is skipped and counted (ignore-parse-errors)
     problem: Column  # why the record fails the query, or NULL
+    deleted: Column | None = None  # changelog formats: the row is a DELETE of its key (else an upsert)
 
 
 def fail(table: Table, key: str, message: str) -> None:

@@ -239,7 +239,7 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
                 plans[(table.name.lower(), ())] = source_plan(table, {}, table.name, query_name)
         query_watermarks = dict(watermarks)
         query_watermarks.update((p.view, p.table.watermark.column) for p in plans.values() if p.table.watermark)
-        changelog = any(p.table.connector == "upsert-kafka" for p in plans.values())
+        changelog = any(registry.reads_changelog(p.table) for p in plans.values())
         if changelog and isinstance(query, exp.Select) and not any(isinstance(s, exp.Star) for s in query.selects):
             # A projection of a changelog (validation allows no more): tombstones stay deletes of their key.
             query = query.select(exp.column(DELETED_COLUMN), copy=False)

@@ -323,10 +323,10 @@ class _Checker:
         return True
 
     def changelog_sources(self, insert: Insert) -> None:
-        """An upsert-kafka source is a changelog: Flink retracts a key's previous row when it changes or is
-        deleted (ChangelogNormalize), so filters, joins and aggregates see each key once. Spark's operators
+        """An upsert-kafka or CDC-format (debezium-json) source is a changelog: Flink retracts a key's previous
+        row when it changes or is deleted, so filters, joins and aggregates see each key once. Spark's operators
         cannot retract, and would count every version: only a plain projection of such a table is exact."""
-        changelogs = [t for t in read_tables(self.pipeline, insert.query) if t.connector == "upsert-kafka"]
+        changelogs = [t for t in read_tables(self.pipeline, insert.query) if registry.reads_changelog(t)]
         if not changelogs:
             return
         kinds = {
@@ -345,14 +345,44 @@ class _Checker:
                     self.error(
                         insert.position,
                         "changelog-source",
-                        f"This query applies {words} to the upsert-kafka table {names}, a changelog whose updates "
-                        "and deletes Flink retracts before (ChangelogNormalize); Spark Structured Streaming cannot "
-                        "retract rows, so the result would count every version of a key. Only a projection of "
-                        "an upsert-kafka table is supported (SELECT columns FROM it, into an upsert-kafka or "
-                        "print table); read a topic of inserts ('connector' = 'kafka') to filter, join or "
-                        "aggregate.",
+                        f"This query applies {words} to the changelog table {names}, whose updates and deletes "
+                        "Flink retracts before; Spark Structured Streaming cannot retract rows, so the result "
+                        "would count every version of a key. Only a projection of a changelog (upsert-kafka, or a "
+                        "CDC format such as debezium-json) is supported (SELECT columns FROM it, into an "
+                        "upsert-kafka, print or jdbc table with a PRIMARY KEY); read a topic of inserts to filter, "
+                        "join or aggregate.",
                     )
                     return
+        self.upsert_key(insert, changelogs)
+
+    def upsert_key(self, insert: Insert, changelogs: list[Table]) -> None:
+        """Flink writes a changelog projection to a sink with a PRIMARY KEY only when the query's upsert key (the
+        source's PRIMARY KEY, selected as it is) is the sink's key; otherwise it refuses, asking for ON CONFLICT."""
+        target = self.pipeline.table(insert.target)
+        if target is None or not target.primary_key:
+            return
+        source = changelogs[0]
+        query = insert.query
+        names: list[str | None] = []
+        if isinstance(query, exp.Select) and not any(isinstance(e, exp.Star) for e in query.selects):
+            names = [e.unalias().name if isinstance(e.unalias(), exp.Column) else None for e in query.selects]
+        elif isinstance(query, exp.Select):
+            names = [c.name for c in source.physical_columns]
+        sink_names = insert.columns or [c.name for c in target.columns if c.persisted]
+        selected = {sink.lower(): (name or "").lower() for sink, name in zip(sink_names, names, strict=False)}
+        upsert_key = {selected.get(k.lower(), "") for k in target.primary_key}
+        if source.primary_key and upsert_key == {k.lower() for k in source.primary_key}:
+            return
+        source_key = ", ".join(source.primary_key) if source.primary_key else "none"
+        self.error(
+            insert.position,
+            "upsert-key",
+            f"The query has an upsert key that differs from the primary key of the sink table '{target.name}'. "
+            f"Primary key: [{', '.join(target.primary_key)}], upsert key: {source_key} (the PRIMARY KEY of the "
+            f"changelog table '{source.name}', selected as it is into the sink's key). Flink refuses this too "
+            f"(it asks for an ON CONFLICT clause); declare the changelog's key on '{source.name}' (PRIMARY KEY "
+            "(...) NOT ENFORCED) and select it into the sink's PRIMARY KEY columns.",
+        )
 
     def insert(self, insert: Insert) -> None:
         target = self.pipeline.table(insert.target)
@@ -362,7 +392,16 @@ class _Checker:
             else:
                 self.relation(insert.target, insert.position)
             return
-        if not _accepts_updates(target) and produces_updates(self.pipeline, insert.query):
+        changelogs = [t.name for t in read_tables(self.pipeline, insert.query) if registry.reads_changelog(t)]
+        if not _accepts_updates(target) and changelogs:
+            self.error(
+                insert.position,
+                "insert-changelog",
+                f"Table sink '{target.name}' ({target.connector}) doesn't support consuming update and delete "
+                f"changes, which this query reads from the changelog table '{changelogs[0]}'. Write to a sink "
+                f"that accepts updates: {', '.join(UPDATING_SINKS)}, jdbc with a PRIMARY KEY.",
+            )
+        elif not _accepts_updates(target) and produces_updates(self.pipeline, insert.query):
             self.error(
                 insert.position,
                 "insert-changelog",

@@ -138,6 +138,21 @@ def _kafka_primary_key(check: Check) -> None:
         )
 
 
+def _changelog_format_sink(check: Check) -> None:
+    """Flink writes a changelog format's UPDATE as a delete of the old row plus an insert of the new one; the
+    updating queries here carry no before-image (Spark's update mode), so such a topic would lack the deletes."""
+    fmt = _value_format(check)
+    if fmt is not None and fmt.changelog:
+        check.report(
+            "unsupported-format",
+            f"Writing format '{fmt.identifier}' is not supported: Flink writes each update as a delete of the old "
+            "row and an insert of the new one, and kafka-sql's updating queries carry no old row. Write the "
+            "changelog to an 'upsert-kafka' table (upserts and tombstones by PRIMARY KEY) or to jdbc with a "
+            "PRIMARY KEY.",
+            K.VALUE_FORMAT.key,
+        )
+
+
 def _upsert_primary_key(check: Check) -> None:
     if not check.table.primary_key:
         check.report(
@@ -338,6 +353,6 @@ FACTORY = Factory(
         _kafka_primary_key,
     ),
     source_rules=(_group_id_for_committed_offsets,),
-    sink_rules=(_dynamic_topic_needs_metadata,),
+    sink_rules=(_dynamic_topic_needs_metadata, _changelog_format_sink),
     format_columns=_kafka_columns(_kafka_key_fields),
 )

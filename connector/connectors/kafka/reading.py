@@ -116,7 +116,9 @@ def kafka_rows(
     value, key = decoded[0], (decoded[1] if key_fmt is not None else None)
 
     marker = (F.col("offset") == END_OF_INPUT_OFFSET) if end_of_input else F.lit(False)
-    deleted = F.col("value").isNull() & ~marker if upsert else F.lit(False)
+    tombstone = F.col("value").isNull() & ~marker if upsert else F.lit(False)
+    # upsert-kafka: a tombstone deletes its key; a changelog format (debezium-json) says so in the record
+    deleted = tombstone if value.deleted is None else tombstone | F.coalesce(value.deleted, F.lit(False))
     key_values = key.values if key is not None else {}
     selected: list[Column] = []
     for column in source_columns(table):
@@ -125,8 +127,8 @@ def kafka_rows(
             selected.append(typed(source, column).alias(column.name))
         elif column.name in value.values:
             from_value = value.values[column.name]
-            if column.name in key_values:  # 'value.fields-include' = 'ALL': the value wins, unless deleted
-                from_value = F.when(deleted, key_values[column.name]).otherwise(from_value)
+            if column.name in key_values:  # 'value.fields-include' = 'ALL': the value wins, unless a tombstone
+                from_value = F.when(tombstone, key_values[column.name]).otherwise(from_value)
             selected.append(from_value.alias(column.name))
         elif column.name in key_values:
             selected.append(key_values[column.name].alias(column.name))
@@ -134,12 +136,12 @@ def kafka_rows(
             selected.append(F.lit(None).cast(column_type(column)).alias(column.name))
 
     key_ok = ~key.absent & ~key.malformed if key is not None else F.lit(True)
-    value_ok = deleted | (~value.absent & ~value.malformed)
-    malformed = ((key.malformed if key is not None else F.lit(False)) | (~deleted & value.malformed)) & ~marker
+    value_ok = tombstone | (~value.absent & ~value.malformed)
+    malformed = ((key.malformed if key is not None else F.lit(False)) | (~tombstone & value.malformed)) & ~marker
     key_problem = F.when(~marker, key.problem) if key is not None else F.lit(None).cast(StringType())
-    value_problem = F.when(~deleted & ~marker, value.problem)
+    value_problem = F.when(~tombstone & ~marker, value.problem)
     hidden = [F.col("topic").alias(TOPIC), F.col("partition").alias(PARTITION), F.col("offset").alias(OFFSET)]
-    if upsert:
+    if upsert or value.deleted is not None:
         hidden.append(deleted.alias(DELETED))
     if malformed_rows:
         hidden += [F.col("key").alias(HIDDEN_RAW_KEY), F.col("value").alias(HIDDEN_RAW_VALUE)]

@@ -1,0 +1,138 @@
+"""The `debezium-json` format: change events read as upserts and deletes, Flink's errors for events it cannot read,
+and the pipelines validate refuses because Spark cannot retract (or Flink refuses them too).
+
+Flink's final tables for the same events are compared in the conformance suite (cases `debezium_json*`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from test_formats import decode_rows, failure_of, table, values
+
+from connector.diagnostics import PipelineError
+from connector.formats.payload import PayloadFormat
+from connector.sql.frontend import compile_file
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+COLUMNS = "id INT, name STRING, weight DECIMAL(10, 2)"
+
+
+def event(op: str, before: dict[str, Any] | None, after: dict[str, Any] | None, **extra: Any) -> str:
+    return json.dumps({"before": before, "after": after, "op": op, "ts_ms": 1589362330904, **extra})
+
+
+SCOOTER = {"id": 1, "name": "scooter", "weight": 3.14}
+HEAVIER = {"id": 1, "name": "scooter", "weight": 5.18}
+
+
+def test_events_become_upserts_of_their_after_image_and_deletes_of_their_before_image(spark: SparkSession) -> None:
+    tbl = table(COLUMNS, {"format": "debezium-json"})
+    records: list[str | bytes | None] = [
+        event("r", None, SCOOTER), event("c", None, {"id": 2, "name": "car", "weight": "8.1"}),
+        event("u", SCOOTER, HEAVIER), event("d", HEAVIER, None),
+        None, b"",  # Debezium's tombstone after a delete, and an empty value: no row
+    ]  # fmt: skip
+    rows, malformed = decode_rows(spark, tbl, records)
+    assert [(*v[:2], str(v[2]), v[3]) for v in values(rows, "id", "name", "weight", "__deleted")] == [
+        (1, "scooter", "3.14", False),
+        (2, "car", "8.10", False),
+        (1, "scooter", "5.18", False),
+        (1, "scooter", "5.18", True),
+    ]
+    assert malformed == 0
+
+
+def test_schema_include_reads_the_event_from_the_payload_field(spark: SparkSession) -> None:
+    tbl = table(COLUMNS, {"format": "debezium-json", "debezium-json.schema-include": "true"})
+    schema = {"type": "struct", "fields": [], "optional": False, "name": "dbserver1.inventory.products.Envelope"}
+    wrapped = json.dumps({"schema": schema, "payload": json.loads(event("d", SCOOTER, None))})
+    rows, _ = decode_rows(spark, tbl, [wrapped])
+    assert values(rows, "id", "name", "__deleted") == [(1, "scooter", True)]
+
+
+@pytest.mark.parametrize(
+    ("record", "expected"),
+    [
+        (event("x", None, SCOOTER), 'unknown "op" value "x"'),
+        (event("u", None, HEAVIER), 'the "before" field of UPDATE message is null'),
+        (event("d", None, None), 'the "before" field of DELETE message is null'),
+        (event("c", None, None), 'the "after" field is null'),
+        (json.dumps({"after": SCOOTER}), 'no "op" field'),
+        ("not json", "not a JSON object"),
+        (event("c", None, {"id": "one", "name": "x", "weight": 1}), "field 'id' (INT) cannot be read"),
+    ],
+)
+def test_an_event_flink_cannot_read_fails_the_query_naming_its_offset(
+    spark: SparkSession, record: str, expected: str
+) -> None:
+    message = failure_of(spark, table(COLUMNS, {"format": "debezium-json"}), [event("c", None, SCOOTER), record])
+    assert message.startswith("Malformed Debezium JSON record in topic 'orders' partition 0 offset 1: ")
+    assert expected in message
+    assert "'debezium-json.ignore-parse-errors' = 'true'" in message
+
+
+def test_ignore_parse_errors_skips_bad_events_and_nulls_bad_fields(spark: SparkSession) -> None:
+    tbl = table(COLUMNS, {"format": "debezium-json", "debezium-json.ignore-parse-errors": "true"})
+    records = [
+        event("x", None, SCOOTER), "not json", event("u", None, HEAVIER),
+        event("c", None, {"id": "one", "name": "x", "weight": 1}), event("c", None, SCOOTER),
+    ]  # fmt: skip
+    rows, malformed = decode_rows(spark, tbl, records)
+    assert values(rows, "id", "name", "__deleted") == [(None, "x", False), (1, "scooter", False)]
+    assert malformed == 3
+
+
+def test_a_changelog_format_cannot_be_the_key_format() -> None:
+    tbl = table(COLUMNS, {"key.format": "debezium-json", "key.fields": "id", "value.format": "json"})
+    with pytest.raises(PipelineError) as error:
+        PayloadFormat.of(tbl, "key")
+    assert "A key format should only deal with INSERT-only records" in str(error.value)
+
+
+PIPELINE = """
+CREATE TABLE products (id INT, name STRING{source_key}) WITH (
+  'connector' = 'kafka', 'topic' = 'products', 'properties.bootstrap.servers' = 'localhost:9092',
+  'scan.startup.mode' = 'earliest-offset', 'format' = 'debezium-json'
+);
+CREATE TABLE sink (id INT, name STRING{sink_key}) WITH ({sink});
+INSERT INTO sink {query};
+"""
+UPSERT = (
+    "'connector' = 'upsert-kafka', 'topic' = 'out', 'properties.bootstrap.servers' = 'localhost:9092', "
+    "'key.format' = 'json', 'value.format' = 'json'"
+)
+KEY = ", PRIMARY KEY (id) NOT ENFORCED"
+
+
+def _errors(tmp_path: Path, sink: str, query: str = "SELECT id, name FROM products", source_key: str = KEY,
+            sink_key: str = KEY) -> list[str]:  # fmt: skip
+    path = tmp_path / "p.sql"
+    path.write_text(PIPELINE.format(source_key=source_key, sink_key=sink_key, sink=sink, query=query))
+    return [f"{d.code}: {d.message}" for d in compile_file(path).errors]
+
+
+def test_validate_accepts_a_projection_of_the_changelog_into_an_upsert_sink_keyed_like_it(tmp_path: Path) -> None:
+    assert _errors(tmp_path, UPSERT) == []
+    assert _errors(tmp_path, UPSERT, "SELECT id AS id, UPPER(name) FROM products") == []
+    assert _errors(tmp_path, "'connector' = 'print'", sink_key="") == []
+
+
+def test_validate_refuses_what_spark_cannot_retract_or_flink_refuses(tmp_path: Path) -> None:
+    kafka = "'connector' = 'kafka', 'topic' = 'o', 'properties.bootstrap.servers' = 'x', 'format' = '{fmt}'"
+    (aggregate,) = _errors(tmp_path, UPSERT, "SELECT CAST(COUNT(*) AS INT), MAX(name) FROM products")
+    assert aggregate.startswith("changelog-source:") and "cannot retract rows" in aggregate
+    (filtered,) = _errors(tmp_path, UPSERT, "SELECT id, name FROM products WHERE id > 1")
+    assert filtered.startswith("changelog-source:")
+    (append,) = _errors(tmp_path, kafka.format(fmt="json"), sink_key="")
+    assert append.startswith("insert-changelog:") and "changelog table 'products'" in append
+    (no_key,) = _errors(tmp_path, UPSERT, source_key="")
+    assert no_key.startswith("upsert-key:") and "upsert key: none" in no_key
+    (other_key,) = _errors(tmp_path, UPSERT, "SELECT CAST(name AS INT), CAST(id AS STRING) FROM products")
+    assert other_key.startswith("upsert-key:")
+    written = _errors(tmp_path, kafka.format(fmt="debezium-json"), sink_key="")
+    assert any(e.startswith("unsupported-format: Writing format 'debezium-json' is not supported") for e in written)
