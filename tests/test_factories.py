@@ -426,11 +426,11 @@ def test_spark_only_options_are_validated() -> None:
 # -- formats ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("fmt", ["canal-json", "maxwell-json", "protobuf"])
-def test_declared_but_unsupported_formats_are_rejected(fmt: str) -> None:
+def test_a_declared_but_unsupported_format_is_rejected() -> None:
+    fmt = "protobuf"
     table = make_table({**KAFKA, "format": fmt, f"{fmt}.some-option": "x"})
     d = only_error(table, "unsupported-format", "format")
-    supported = "json, csv, raw, avro, avro-confluent, debezium-json"
+    supported = "json, csv, raw, avro, avro-confluent, debezium-json, canal-json, maxwell-json"
     assert d.message == f"format '{fmt}' is not supported yet. Supported formats: {supported}."
 
 
@@ -472,7 +472,8 @@ def test_missing_value_format_lists_supported_formats() -> None:
     d = only_error(make_table({k: v for k, v in KAFKA.items() if k != "format"}), "missing-option")
     assert (
         "'value.format' (or 'format')" in d.message
-        and "Supported formats: json, csv, raw, avro, avro-confluent, debezium-json." in d.message
+        and "Supported formats: json, csv, raw, avro, avro-confluent, debezium-json, canal-json, "
+        "maxwell-json." in d.message
     )
 
 

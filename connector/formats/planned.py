@@ -5,7 +5,5 @@ from __future__ import annotations
 from connector.options.factory import Format
 
 FORMATS = (
-    Format("canal-json", "Canal CDC changelog in JSON.", changelog=True),
-    Format("maxwell-json", "Maxwell CDC changelog in JSON.", changelog=True),
     Format("protobuf", "Protocol Buffers."),
 )

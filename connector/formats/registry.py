@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from connector.options.factory import Format  # format modules build on the factory module, which uses this one
 
-BUILTIN = ("json", "csv", "raw", "avro", "avro_confluent", "debezium_json", "parquet", "planned")
+BUILTIN = (
+    "json", "csv", "raw", "avro", "avro_confluent", "debezium_json", "canal_json", "maxwell_json", "parquet", "planned"
+)
 _registered: dict[str, Format] = {}
 
 

@@ -1,11 +1,14 @@
-"""The `debezium-json` format: change events read as upserts and deletes, Flink's errors for events it cannot read,
-and the pipelines validate refuses because Spark cannot retract (or Flink refuses them too).
+"""The changelog formats `debezium-json`, `canal-json` and `maxwell-json`: change events read as upserts and deletes,
+Flink's errors for events it cannot read, and the pipelines validate refuses because Spark cannot retract (or Flink
+refuses them too).
 
-Flink's final tables for the same events are compared in the conformance suite (cases `debezium_json*`)."""
+Flink's final tables for the same events are compared in the conformance suite (cases `debezium_json*`,
+`canal_json`, `maxwell_json`)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -87,8 +90,64 @@ def test_ignore_parse_errors_skips_bad_events_and_nulls_bad_fields(spark: SparkS
     assert malformed == 3
 
 
-def test_a_changelog_format_cannot_be_the_key_format() -> None:
-    tbl = table(COLUMNS, {"key.format": "debezium-json", "key.fields": "id", "value.format": "json"})
+def canal(kind: str, data: Sequence[Mapping[str, Any] | None] | None, **extra: Any) -> str:
+    return json.dumps({"data": data, "database": "inventory", "table": "products", "type": kind, **extra})
+
+
+def test_canal_messages_hold_several_rows_and_ddl_or_other_tables_are_skipped(spark: SparkSession) -> None:
+    tbl = table(COLUMNS, {"format": "canal-json", "canal-json.database.include": "inv.*"})
+    two = [{"id": "1", "name": "scooter", "weight": "3.14"}, {"id": "2", "name": "car", "weight": "8.1"}]
+    records: list[str | bytes | None] = [
+        canal("INSERT", two), canal("UPDATE", [HEAVIER], old=[{"weight": "3.14"}]),
+        canal("CREATE", None, isDdl=True, sql="CREATE TABLE t (id INT)"),
+        canal("INSERT", [SCOOTER], database="other"), canal("DELETE", [two[1]]), canal("INSERT", []), None,
+    ]  # fmt: skip
+    rows, malformed = decode_rows(spark, tbl, records)
+    assert values(rows, "id", "name", "__deleted", "__offset") == [
+        (1, "scooter", False, 0), (2, "car", False, 0), (1, "scooter", False, 1), (2, "car", True, 4),
+    ]  # fmt: skip
+    assert malformed == 0
+
+
+@pytest.mark.parametrize(
+    ("record", "expected"),
+    [
+        (canal("TRUNCATE", [SCOOTER]), 'unknown "type" value "TRUNCATE"'),
+        (canal("INSERT", None), 'the "data" field is null'),
+        (canal("UPDATE", [HEAVIER]), 'the "old" field of an UPDATE is null'),
+        (canal("INSERT", [None]), "a change event without its row"),
+        (json.dumps({"data": [SCOOTER]}), 'no "type" field'),
+    ],
+)
+def test_a_canal_message_flink_cannot_read_fails_the_query(spark: SparkSession, record: str, expected: str) -> None:
+    message = failure_of(spark, table(COLUMNS, {"format": "canal-json"}), [record])
+    assert message.startswith("Malformed Canal JSON record in topic 'orders' partition 0 offset 0: ")
+    assert expected in message
+
+
+def maxwell(kind: str, data: dict[str, Any] | None, **extra: Any) -> str:
+    return json.dumps({"database": "inventory", "table": "products", "type": kind, "data": data, **extra})
+
+
+def test_maxwell_messages_are_inserts_updates_and_deletes(spark: SparkSession) -> None:
+    tbl = table(COLUMNS, {"format": "maxwell-json", "maxwell-json.ignore-parse-errors": "true"})
+    records = [
+        maxwell("insert", SCOOTER), maxwell("update", HEAVIER, old={"weight": 3.14}), maxwell("delete", HEAVIER),
+        maxwell("bootstrap-start", None), maxwell("update", HEAVIER),
+    ]  # fmt: skip
+    rows, malformed = decode_rows(spark, tbl, records)
+    assert [(*v[:1], str(v[1]), v[2]) for v in values(rows, "id", "weight", "__deleted")] == [
+        (1, "3.14", False), (1, "5.18", False), (1, "5.18", True),
+    ]  # fmt: skip
+    assert malformed == 2
+    message = failure_of(spark, table(COLUMNS, {"format": "maxwell-json"}), [maxwell("bootstrap-start", None)])
+    assert message.startswith("Malformed Maxwell JSON record in topic 'orders' partition 0 offset 0: ")
+    assert 'unknown "type" value "bootstrap-start"' in message
+
+
+@pytest.mark.parametrize("fmt", ["debezium-json", "canal-json", "maxwell-json"])
+def test_a_changelog_format_cannot_be_the_key_format(fmt: str) -> None:
+    tbl = table(COLUMNS, {"key.format": fmt, "key.fields": "id", "value.format": "json"})
     with pytest.raises(PipelineError) as error:
         PayloadFormat.of(tbl, "key")
     assert "A key format should only deal with INSERT-only records" in str(error.value)

@@ -1,0 +1,103 @@
+"""The `canal-json` format (Flink's CanalJsonDeserializationSchema): Canal binlog messages as a changelog.
+
+A message `{"data": [{...}, ...], "old": [...], "type": "INSERT|UPDATE|DELETE", "database": ..., "table": ...}`
+holds one row per element of `data`: inserted, updated (its new values) or deleted (see
+`connector.formats.changelog_json`). DDL messages (`"type": "CREATE"`) and messages of other databases or tables
+than 'canal-json.database.include' / 'canal-json.table.include' (Java regular expressions, whole names) are
+skipped, as in Flink.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType, StringType, StructField, StructType
+
+from connector.formats.changelog_json import (
+    JSON_OPTIONS,
+    PARSE,
+    ChangelogJsonCodec,
+    because,
+    event,
+    message_problem,
+    unknown,
+)
+from connector.formats.payload import PayloadFormat
+from connector.options.declarations import ConfigOption
+from connector.options.factory import Format
+from connector.options.types import STRING
+
+_TYPES = ("INSERT", "UPDATE", "DELETE")
+
+
+class CanalJsonOptions:
+    """Options of the `canal-json` format, written 'canal-json.<key>' (or 'value.canal-json.<key>')."""
+
+    DATABASE_INCLUDE = ConfigOption(
+        "database.include",
+        STRING,
+        "Only read messages whose 'database' matches this Java regular expression (the whole name).",
+    )
+    TABLE_INCLUDE = ConfigOption(
+        "table.include",
+        STRING,
+        "Only read messages whose 'table' matches this Java regular expression (the whole name).",
+    )
+
+
+_MESSAGE = StructType(
+    [
+        StructField("data", ArrayType(StringType())),
+        StructField("old", ArrayType(StringType())),
+        StructField("type", StringType()),
+        StructField("database", StringType()),
+        StructField("table", StringType()),
+    ]
+)
+
+
+def _included(value: Column, pattern: object) -> Column:
+    if pattern is None:
+        return F.lit(True)
+    return F.coalesce(value.rlike(f"^(?:{pattern})$"), F.lit(False))
+
+
+class CanalJsonCodec(ChangelogJsonCodec):
+    label = "Canal JSON"
+
+    def records(self, payload: Column, fmt: PayloadFormat) -> Column:
+        text = payload.cast(StringType())
+        parsed = F.from_json(text, _MESSAGE, PARSE)
+        kind, data = parsed.getField("type"), parsed.getField("data")
+        old_missing = (kind == F.lit("UPDATE")) & parsed.getField("old").isNull()
+        skipped = F.coalesce(kind == F.lit("CREATE"), F.lit(False)) | ~(
+            _included(parsed.getField("database"), fmt.options.get("database.include"))
+            & _included(parsed.getField("table"), fmt.options.get("table.include"))
+        )
+        problem = F.coalesce(
+            message_problem(text),
+            F.when(kind.isNull(), because('no "type" field', text))
+            .when(~kind.isin(*_TYPES, "CREATE"), unknown("type", kind, text))
+            .when(kind.isin(*_TYPES) & data.isNull(), because('the "data" field is null', text))
+            .when(old_missing, because('the "old" field of an UPDATE is null', text)),
+        )
+        failed = F.array(event(text, F.lit(False), problem, F.lit(None)))
+        rows = F.transform(data, lambda row: event(text, kind == F.lit("DELETE"), F.lit(None), row))
+        none = F.filter(failed, lambda _: F.lit(False))
+        return (
+            F.when(text.isNull() | (text == F.lit("")), failed)  # a tombstone: `decode` reads it as absent
+            .when(problem.isNotNull() & ~(skipped & message_problem(text).isNull()), failed)
+            .when(skipped, none)
+            .otherwise(rows)
+        )
+
+
+CANAL_JSON = Format(
+    "canal-json",
+    "Canal binlog messages in JSON, read as a changelog (upserts and deletes of the row's key).",
+    options=(*(v for v in vars(CanalJsonOptions).values() if isinstance(v, ConfigOption)), *JSON_OPTIONS),
+    codec=CanalJsonCodec(),
+    changelog=True,
+    connectors=("kafka",),
+)
+FORMATS = (CANAL_JSON,)
