@@ -195,3 +195,31 @@ def test_validate_refuses_what_spark_cannot_retract_or_flink_refuses(tmp_path: P
     assert other_key.startswith("upsert-key:")
     written = _errors(tmp_path, kafka.format(fmt="debezium-json"), sink_key="")
     assert any(e.startswith("unsupported-format: Writing format 'debezium-json' is not supported") for e in written)
+
+
+def test_the_formats_metadata_is_read_as_value_keys(spark: SparkSession) -> None:
+    columns = (
+        f"{COLUMNS}, origin STRING METADATA FROM 'value.source.table' VIRTUAL, "
+        "ingested TIMESTAMP_LTZ(3) METADATA FROM 'value.ingestion-timestamp' VIRTUAL, "
+        "props MAP<STRING, STRING> METADATA FROM 'value.source.properties' VIRTUAL, "
+        "part INT METADATA FROM 'partition' VIRTUAL"
+    )
+    tbl = table(columns, {"format": "debezium-json"})
+    source = {"db": "inventory", "table": "products", "ts_ms": 1589362330000, "snapshot": "false"}
+    rows, _ = decode_rows(spark, tbl, [event("c", None, SCOOTER, source=source)])
+    (row,) = rows
+    assert (row["origin"], row["part"], row["props"]["db"], row["props"]["ts_ms"]) == ("products", 0, "inventory",
+                                                                                        "1589362330000")  # fmt: skip
+    assert row["ingested"].timestamp() == 1589362330.904
+
+
+def test_validate_names_the_formats_metadata_keys_and_checks_their_types(tmp_path: Path) -> None:
+    path = tmp_path / "m.sql"
+    path.write_text(
+        "CREATE TABLE t (id INT, a STRING METADATA FROM 'value.source.tabel' VIRTUAL, "
+        "b BOOLEAN METADATA FROM 'value.ingestion-timestamp' VIRTUAL) WITH ('connector' = 'kafka', "
+        "'topic' = 't', 'properties.bootstrap.servers' = 'x', 'format' = 'maxwell-json');"
+    )
+    first, second = (d.message for d in compile_file(path).errors)
+    assert "Invalid metadata key 'value.source.tabel'" in first and "value.primary-key-columns" in first
+    assert "cannot be declared as 'BOOLEAN'" in second

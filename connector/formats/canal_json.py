@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
-from pyspark.sql.types import ArrayType, StringType, StructField, StructType
+from pyspark.sql.types import ArrayType, IntegerType, LongType, MapType, StringType, StructField, StructType
 
 from connector.formats.changelog_json import (
     JSON_OPTIONS,
@@ -52,8 +52,21 @@ _MESSAGE = StructType(
         StructField("type", StringType()),
         StructField("database", StringType()),
         StructField("table", StringType()),
+        StructField("sqlType", MapType(StringType(), IntegerType())),
+        StructField("pkNames", ArrayType(StringType())),
+        StructField("ts", LongType()),
+        StructField("es", LongType()),
     ]
 )
+# Flink's CanalJsonDecodingFormat.ReadableMetadata, read as 'value.<key>'.
+METADATA = {
+    "database": "STRING",
+    "table": "STRING",
+    "sql-type": "MAP<STRING, INT>",
+    "pk-names": "ARRAY<STRING>",
+    "ingestion-timestamp": "TIMESTAMP_LTZ(3)",
+    "event-timestamp": "TIMESTAMP_LTZ(3)",
+}
 
 
 def _included(value: Column, pattern: object) -> Column:
@@ -81,8 +94,16 @@ class CanalJsonCodec(ChangelogJsonCodec):
             .when(kind.isin(*_TYPES) & data.isNull(), because('the "data" field is null', text))
             .when(old_missing, because('the "old" field of an UPDATE is null', text)),
         )
-        failed = F.array(event(text, F.lit(False), problem, F.lit(None)))
-        rows = F.transform(data, lambda row: event(text, kind == F.lit("DELETE"), F.lit(None), row))
+        metadata = {
+            "database": parsed.getField("database"),
+            "table": parsed.getField("table"),
+            "sql-type": parsed.getField("sqlType"),
+            "pk-names": parsed.getField("pkNames"),
+            "ingestion-timestamp": F.timestamp_millis(parsed.getField("ts")),
+            "event-timestamp": F.timestamp_millis(parsed.getField("es")),
+        }
+        failed = F.array(event(text, F.lit(False), problem, F.lit(None), metadata))
+        rows = F.transform(data, lambda row: event(text, kind == F.lit("DELETE"), F.lit(None), row, metadata))
         none = F.filter(failed, lambda _: F.lit(False))
         return (
             F.when(text.isNull() | (text == F.lit("")), failed)  # a tombstone: `decode` reads it as absent
@@ -99,5 +120,6 @@ CANAL_JSON = Format(
     codec=CanalJsonCodec(),
     changelog=True,
     connectors=("kafka",),
+    readable_metadata=METADATA,
 )
 FORMATS = (CANAL_JSON,)

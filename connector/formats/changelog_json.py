@@ -10,10 +10,13 @@ they end with are the same. A NULL or empty Kafka value is a tombstone: no row, 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
+from connector.formats import registry
 from connector.formats.json import JsonOptions, json_decode
 from connector.formats.payload import INVALID_UTF8, Codec, Decoded, PayloadFormat, fail, invalid_utf8, snippet
 from connector.sql.catalog import Table
@@ -29,14 +32,20 @@ JSON_OPTIONS = (
 )
 
 
-def event(text: Column, deleted: Column, problem: Column, image: Column) -> Column:
-    """One change event of a message, as `records` returns them."""
-    return F.struct(
+def event(
+    text: Column, deleted: Column, problem: Column, image: Column, metadata: Mapping[str, Column] | None = None
+) -> Column:
+    """One change event of a message, as `records` returns them; `metadata` holds the format's readable metadata
+    (its `Format.readable_metadata` keys) of the message, typed."""
+    fields = [
         text.alias("text"),
         deleted.alias("deleted"),
         problem.cast(StringType()).alias("problem"),
         image.cast(StringType()).alias("image"),
-    )
+    ]
+    if metadata:
+        fields.append(F.struct(*[value.alias(key) for key, value in metadata.items()]).alias("metadata"))
+    return F.struct(*fields)
 
 
 def message_problem(text: Column) -> Column:
@@ -78,14 +87,19 @@ class ChangelogJsonCodec(Codec):
             ),
             **row.stage,
         }
+        metadata = {}
+        declared = registry.get(fmt.identifier)
+        for index, key in enumerate(declared.readable_metadata if declared is not None else {}):
+            stage[f"{stage_prefix}_metadata_{index}"] = payload.getField("metadata").getField(key)
+            metadata[key] = F.col(f"{stage_prefix}_metadata_{index}")
         absent = is_tombstone(F.col(names["event_text"]))
         deleted = F.coalesce(F.col(names["deleted"]), F.lit(False))
         event_problem = F.col(names["event_problem"])
         if fmt.ignore_parse_errors:
             malformed = ~absent & (event_problem.isNotNull() | row.malformed)
-            return Decoded(stage, row.values, absent, malformed, F.lit(None).cast(StringType()), deleted)
+            return Decoded(stage, row.values, absent, malformed, F.lit(None).cast(StringType()), deleted, metadata)
         problem = F.when(~absent, F.coalesce(event_problem, row.problem))
-        return Decoded(stage, row.values, absent, F.lit(False), problem, deleted)
+        return Decoded(stage, row.values, absent, F.lit(False), problem, deleted, metadata)
 
     def check(self, fmt: PayloadFormat, table: Table, format_key: str) -> None:
         if fmt.role == "key":

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType, StructField, StructType
+from pyspark.sql.types import LongType, MapType, StringType, StructField, StructType
 
 from connector.formats.changelog_json import (
     JSON_OPTIONS,
@@ -47,7 +47,27 @@ class DebeziumJsonOptions:
     )
 
 
-_EVENT = StructType([StructField(name, StringType()) for name in ("before", "after", "op")])
+_EVENT = StructType(
+    [
+        *(StructField(name, StringType()) for name in ("before", "after", "op")),
+        StructField("ts_ms", LongType()),
+        StructField("source", MapType(StringType(), StringType())),
+    ]
+)
+# Flink's DebeziumJsonDecodingFormat.ReadableMetadata, read as 'value.<key>'.
+METADATA = {
+    "schema": "STRING",
+    "ingestion-timestamp": "TIMESTAMP_LTZ(3)",
+    "source.timestamp": "TIMESTAMP_LTZ(3)",
+    "source.database": "STRING",
+    "source.schema": "STRING",
+    "source.table": "STRING",
+    "source.properties": "MAP<STRING, STRING>",
+}
+
+
+def _millis(value: Column) -> Column:
+    return F.timestamp_millis(value.cast(LongType()))
 
 
 class DebeziumJsonCodec(ChangelogJsonCodec):
@@ -55,7 +75,11 @@ class DebeziumJsonCodec(ChangelogJsonCodec):
 
     def records(self, payload: Column, fmt: PayloadFormat) -> Column:
         text = payload.cast(StringType())
-        schema = StructType([StructField("payload", _EVENT)]) if fmt.options.get("schema-include") else _EVENT
+        schema = (
+            StructType([StructField("payload", _EVENT), StructField("schema", StringType())])
+            if fmt.options.get("schema-include")
+            else _EVENT
+        )
         parsed = F.from_json(text, schema, PARSE)
         found = parsed.getField("payload") if fmt.options.get("schema-include") else parsed
         op, before, after = found.getField("op"), found.getField("before"), found.getField("after")
@@ -68,7 +92,17 @@ class DebeziumJsonCodec(ChangelogJsonCodec):
             .when(deleted & before.isNull(), F.lit(REPLICA_IDENTITY.format(kind="DELETE")))
             .when(~deleted & after.isNull(), because('the "after" field is null', text)),
         )
-        return F.array(event(text, deleted, problem, F.when(deleted, before).otherwise(after)))
+        source = found.getField("source")
+        metadata = {
+            "schema": parsed.getField("schema") if fmt.options.get("schema-include") else F.lit(None).cast("string"),
+            "ingestion-timestamp": _millis(found.getField("ts_ms")),
+            "source.timestamp": _millis(source.getItem("ts_ms")),
+            "source.database": source.getItem("db"),
+            "source.schema": source.getItem("schema"),
+            "source.table": source.getItem("table"),
+            "source.properties": source,
+        }
+        return F.array(event(text, deleted, problem, F.when(deleted, before).otherwise(after), metadata))
 
 
 DEBEZIUM_JSON = Format(
@@ -78,5 +112,6 @@ DEBEZIUM_JSON = Format(
     codec=DebeziumJsonCodec(),
     changelog=True,
     connectors=("kafka",),
+    readable_metadata=METADATA,
 )
 FORMATS = (DEBEZIUM_JSON,)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType, StructField, StructType
+from pyspark.sql.types import ArrayType, LongType, StringType, StructField, StructType
 
 from connector.formats.changelog_json import (
     JSON_OPTIONS,
@@ -26,7 +26,20 @@ _TYPES = ("insert", "update", "delete")
 
 
 
-_MESSAGE = StructType([StructField(name, StringType()) for name in ("data", "old", "type")])
+_MESSAGE = StructType(
+    [
+        *(StructField(name, StringType()) for name in ("data", "old", "type", "database", "table")),
+        StructField("primary_key_columns", ArrayType(StringType())),
+        StructField("ts", LongType()),
+    ]
+)
+# Flink's MaxwellJsonDecodingFormat.ReadableMetadata, read as 'value.<key>'.
+METADATA = {
+    "database": "STRING",
+    "table": "STRING",
+    "primary-key-columns": "ARRAY<STRING>",
+    "ingestion-timestamp": "TIMESTAMP_LTZ(3)",
+}
 
 
 class MaxwellJsonCodec(ChangelogJsonCodec):
@@ -44,7 +57,13 @@ class MaxwellJsonCodec(ChangelogJsonCodec):
             .when(data.isNull(), because('the "data" field is null', text))
             .when(old_missing, because('the "old" field of an update is null', text)),
         )
-        return F.array(event(text, kind == F.lit("delete"), problem, data))
+        metadata = {
+            "database": parsed.getField("database"),
+            "table": parsed.getField("table"),
+            "primary-key-columns": parsed.getField("primary_key_columns"),
+            "ingestion-timestamp": F.timestamp_seconds(parsed.getField("ts")),  # Maxwell's ts is in seconds
+        }
+        return F.array(event(text, kind == F.lit("delete"), problem, data, metadata))
 
 
 MAXWELL_JSON = Format(
@@ -54,5 +73,6 @@ MAXWELL_JSON = Format(
     codec=MaxwellJsonCodec(),
     changelog=True,
     connectors=("kafka",),
+    readable_metadata=METADATA,
 )
 FORMATS = (MAXWELL_JSON,)

@@ -41,7 +41,7 @@ cannot be read from "12x". Set 'json.ignore-parse-errors' = 'true' to skip malfo
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.sql import Column, DataFrame
@@ -218,6 +218,7 @@ class Decoded:
     malformed: Column  # the record is skipped and counted (ignore-parse-errors)
     problem: Column  # why the record fails the query, or NULL
     deleted: Column | None = None  # changelog formats: the row is a DELETE of its key (else an upsert)
+    metadata: dict[str, Column] = field(default_factory=dict)  # the format's readable metadata, by key
 
 
 def fail(table: Table, key: str, message: str) -> None:

@@ -80,6 +80,7 @@ class Format:
     open_options: bool = False  # undeclared '<format>.*' keys are passed through to the library
     passthrough_prefixes: tuple[str, ...] = ()  # '<format>.properties.*': handed to the library untouched
     rules: tuple[FormatRule, ...] = ()
+    readable_metadata: Mapping[str, str] = field(default_factory=dict)  # key -> Flink type, read as 'value.<key>'
 
     @property
     def supported(self) -> bool:
@@ -151,6 +152,16 @@ class Factory:
             for f in self.formats
             if f.supported and (not f.connectors or self.identifier in f.connectors)
         )
+
+    def metadata_for_reading(self, options: ResolvedOptions) -> dict[str, str]:
+        """The metadata keys a table reads, with their Flink types: the connector's, and its value format's as
+        'value.<key>' (Flink's format metadata, e.g. debezium-json's 'value.source.table')."""
+        known = dict(self.readable_metadata)
+        for slot in self.format_slots:
+            fmt = next((f for f in self.formats if f.identifier == options.get(slot.option)), None)
+            if slot.role == "value" and fmt is not None:
+                known.update((f"value.{key}", flink_type) for key, flink_type in fmt.readable_metadata.items())
+        return known
 
     def columns_of(self, table: Table, options: ResolvedOptions, role: str) -> list[Column]:
         """The physical columns the format in `role` (de)serializes."""

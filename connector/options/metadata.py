@@ -214,7 +214,8 @@ def _metadata_key(column: Column) -> str:
 def check_metadata_types(check: Check) -> None:
     """Metadata keys exist for the connector and declared types are castable from the metadata type."""
     factory, table = check.factory, check.table
-    known = {**factory.writable_metadata, **factory.readable_metadata}
+    readable_metadata = factory.metadata_for_reading(check.options)
+    known = {**factory.writable_metadata, **readable_metadata}
     for column in _metadata_columns(table):
         key = _metadata_key(column)
         if not known:
@@ -225,7 +226,7 @@ def check_metadata_types(check: Check) -> None:
                 position=column.position,
             )
         elif key not in known:
-            readable = ", ".join(sorted(factory.readable_metadata))
+            readable = ", ".join(sorted(readable_metadata))
             check.report(
                 "metadata",
                 f"Invalid metadata key '{key}' in column '{column.name}' of table '{table.name}'."
@@ -234,8 +235,8 @@ def check_metadata_types(check: Check) -> None:
                 f"keys for reading: {readable}.",
                 position=column.position,
             )
-        elif key in factory.readable_metadata:
-            _check_cast(check, column, factory.readable_metadata[key], to_metadata=False)
+        elif key in readable_metadata:
+            _check_cast(check, column, readable_metadata[key], to_metadata=False)
 
 
 def _check_cast(check: Check, column: Column, metadata_type: str, to_metadata: bool) -> None:

@@ -162,6 +162,12 @@ def _format_section(fmt: Format) -> list[str]:
     else:
         lines.append("No options.")
     lines.append("")
+    if fmt.readable_metadata:
+        lines.append("Readable metadata (as the value format: `METADATA FROM 'value.<key>'`):")
+        lines.append("")
+        lines.extend(["| Key | Type |", "|---|---|"])
+        lines.extend(f"| `value.{key}` | {flink_type} |" for key, flink_type in fmt.readable_metadata.items())
+        lines.append("")
     return lines
 
 

@@ -123,7 +123,11 @@ def kafka_rows(
     selected: list[Column] = []
     for column in source_columns(table):
         if column.kind is ColumnKind.METADATA:
-            source = metadata_source(_KAFKA_METADATA, column, table)()
+            format_key = (column.metadata_key or column.name).removeprefix("value.")
+            if format_key in value.metadata and (column.metadata_key or column.name).startswith("value."):
+                source = value.metadata[format_key]
+            else:
+                source = metadata_source(_KAFKA_METADATA, column, table)()
             selected.append(typed(source, column).alias(column.name))
         elif column.name in value.values:
             from_value = value.values[column.name]

@@ -4,6 +4,10 @@ CREATE TABLE products (
   name STRING,
   weight DECIMAL(10, 2),
   updated TIMESTAMP(3),
+  origin STRING METADATA FROM 'value.table' VIRTUAL,
+  keys ARRAY<STRING> METADATA FROM 'value.pk-names' VIRTUAL,
+  ingested TIMESTAMP_LTZ(3) METADATA FROM 'value.ingestion-timestamp' VIRTUAL,
+  happened TIMESTAMP_LTZ(3) METADATA FROM 'value.event-timestamp' VIRTUAL,
   PRIMARY KEY (id) NOT ENFORCED
 ) WITH (
   'connector' = 'kafka',
@@ -20,6 +24,10 @@ CREATE TABLE latest (
   name STRING,
   weight DECIMAL(10, 2),
   updated TIMESTAMP(3),
+  origin STRING,
+  keys ARRAY<STRING>,
+  ingested TIMESTAMP_LTZ(3),
+  happened TIMESTAMP_LTZ(3),
   PRIMARY KEY (id) NOT ENFORCED
 ) WITH (
   'connector' = 'upsert-kafka',
@@ -29,4 +37,4 @@ CREATE TABLE latest (
   'value.format' = 'json'
 );
 
-INSERT INTO latest SELECT id, UPPER(name), weight, updated FROM products;
+INSERT INTO latest SELECT id, UPPER(name), weight, updated, origin, keys, ingested, happened FROM products;

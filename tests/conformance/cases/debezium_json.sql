@@ -4,6 +4,10 @@ CREATE TABLE products (
   name STRING,
   weight DECIMAL(10, 2),
   updated TIMESTAMP(3),
+  origin STRING METADATA FROM 'value.source.table' VIRTUAL,
+  db STRING METADATA FROM 'value.source.database' VIRTUAL,
+  ingested TIMESTAMP_LTZ(3) METADATA FROM 'value.ingestion-timestamp' VIRTUAL,
+  changed TIMESTAMP_LTZ(3) METADATA FROM 'value.source.timestamp' VIRTUAL,
   PRIMARY KEY (id) NOT ENFORCED
 ) WITH (
   'connector' = 'kafka',
@@ -19,6 +23,10 @@ CREATE TABLE latest (
   name STRING,
   weight DECIMAL(10, 2),
   updated TIMESTAMP(3),
+  origin STRING,
+  db STRING,
+  ingested TIMESTAMP_LTZ(3),
+  changed TIMESTAMP_LTZ(3),
   PRIMARY KEY (id) NOT ENFORCED
 ) WITH (
   'connector' = 'upsert-kafka',
@@ -28,4 +36,4 @@ CREATE TABLE latest (
   'value.format' = 'json'
 );
 
-INSERT INTO latest SELECT id, UPPER(name), weight, updated FROM products;
+INSERT INTO latest SELECT id, UPPER(name), weight, updated, origin, db, ingested, changed FROM products;

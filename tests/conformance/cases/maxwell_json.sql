@@ -4,6 +4,9 @@ CREATE TABLE products (
   name STRING,
   weight DECIMAL(10, 2),
   updated TIMESTAMP(3),
+  origin STRING METADATA FROM 'value.table' VIRTUAL,
+  db STRING METADATA FROM 'value.database' VIRTUAL,
+  ingested TIMESTAMP_LTZ(3) METADATA FROM 'value.ingestion-timestamp' VIRTUAL,
   PRIMARY KEY (id) NOT ENFORCED
 ) WITH (
   'connector' = 'kafka',
@@ -19,6 +22,9 @@ CREATE TABLE latest (
   name STRING,
   weight DECIMAL(10, 2),
   updated TIMESTAMP(3),
+  origin STRING,
+  db STRING,
+  ingested TIMESTAMP_LTZ(3),
   PRIMARY KEY (id) NOT ENFORCED
 ) WITH (
   'connector' = 'upsert-kafka',
@@ -28,4 +34,4 @@ CREATE TABLE latest (
   'value.format' = 'json'
 );
 
-INSERT INTO latest SELECT id, UPPER(name), weight, updated FROM products;
+INSERT INTO latest SELECT id, UPPER(name), weight, updated, origin, db, ingested FROM products;
