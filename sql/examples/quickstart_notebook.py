@@ -17,7 +17,14 @@ from pyspark.sql import SparkSession
 import connector
 
 brokers = sys.argv[1] if len(sys.argv) > 1 else "127.0.0.1:9092"
-spark = SparkSession.builder.master("local[2]").config("spark.sql.session.timeZone", "UTC").getOrCreate()
+# Shuffle partitions as many as cores: Spark's default 200 makes a windowed query on 2 cores run 200 state tasks
+# per micro-batch (a checkpoint keeps the number it started with).
+spark = (
+    SparkSession.builder.master("local[2]")
+    .config("spark.sql.session.timeZone", "UTC")
+    .config("spark.sql.shuffle.partitions", "2")
+    .getOrCreate()
+)
 spark.sparkContext.setLogLevel("WARN")
 connector.install(spark, variables={"brokers": brokers})
 

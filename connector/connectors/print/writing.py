@@ -119,7 +119,9 @@ class PrintBatch:
         selected = batch.select(*self.columns, *([DELETED] if self.deletes else []))
         types = {f.name: f.dataType for f in selected.schema.fields}
         out = sys.stderr if self.stderr else sys.stdout
-        for row in selected.toLocalIterator():
+        # One job for the batch: toLocalIterator runs one per partition, and the output of a stateful operator has
+        # 'spark.sql.shuffle.partitions' of them (200 by default in a user's session: 1-2 s per printed row).
+        for row in selected.collect():
             print(self.line(row, types), file=out)
         out.flush()
 
