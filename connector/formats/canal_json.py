@@ -20,6 +20,8 @@ from connector.formats.changelog_json import (
     because,
     event,
     message_problem,
+    metadata_fields,
+    read_metadata,
     unknown,
 )
 from connector.formats.payload import PayloadFormat
@@ -45,19 +47,19 @@ class CanalJsonOptions:
     )
 
 
-_MESSAGE = StructType(
-    [
-        StructField("data", ArrayType(StringType())),
-        StructField("old", ArrayType(StringType())),
-        StructField("type", StringType()),
-        StructField("database", StringType()),
-        StructField("table", StringType()),
-        StructField("sqlType", MapType(StringType(), IntegerType())),
-        StructField("pkNames", ArrayType(StringType())),
-        StructField("ts", LongType()),
-        StructField("es", LongType()),
-    ]
-)
+_MESSAGE = [
+    StructField("data", ArrayType(StringType())),
+    StructField("old", ArrayType(StringType())),
+    StructField("type", StringType()),
+    StructField("database", StringType()),  # read by the include filters and the metadata
+    StructField("table", StringType()),
+]
+_MESSAGE_METADATA = [
+    (StructField("sqlType", MapType(StringType(), IntegerType())), ("sql-type",)),
+    (StructField("pkNames", ArrayType(StringType())), ("pk-names",)),
+    (StructField("ts", LongType()), ("ingestion-timestamp",)),
+    (StructField("es", LongType()), ("event-timestamp",)),
+]
 # Flink's CanalJsonDecodingFormat.ReadableMetadata, read as 'value.<key>'.
 METADATA = {
     "database": "STRING",
@@ -80,7 +82,7 @@ class CanalJsonCodec(ChangelogJsonCodec):
 
     def records(self, payload: Column, fmt: PayloadFormat) -> Column:
         text = payload.cast(StringType())
-        parsed = F.from_json(text, _MESSAGE, PARSE)
+        parsed = F.from_json(text, StructType([*_MESSAGE, *metadata_fields(fmt, _MESSAGE_METADATA)]), PARSE)
         kind, data = parsed.getField("type"), parsed.getField("data")
         old_missing = (kind == F.lit("UPDATE")) & parsed.getField("old").isNull()
         skipped = F.coalesce(kind == F.lit("CREATE"), F.lit(False)) | ~(
@@ -94,14 +96,14 @@ class CanalJsonCodec(ChangelogJsonCodec):
             .when(kind.isin(*_TYPES) & data.isNull(), because('the "data" field is null', text))
             .when(old_missing, because('the "old" field of an UPDATE is null', text)),
         )
-        metadata = {
-            "database": parsed.getField("database"),
-            "table": parsed.getField("table"),
-            "sql-type": parsed.getField("sqlType"),
-            "pk-names": parsed.getField("pkNames"),
-            "ingestion-timestamp": F.timestamp_millis(parsed.getField("ts")),
-            "event-timestamp": F.timestamp_millis(parsed.getField("es")),
-        }
+        metadata = read_metadata(fmt, {
+            "database": lambda: parsed.getField("database"),
+            "table": lambda: parsed.getField("table"),
+            "sql-type": lambda: parsed.getField("sqlType"),
+            "pk-names": lambda: parsed.getField("pkNames"),
+            "ingestion-timestamp": lambda: F.timestamp_millis(parsed.getField("ts")),
+            "event-timestamp": lambda: F.timestamp_millis(parsed.getField("es")),
+        })  # fmt: skip
         failed = F.array(event(text, F.lit(False), problem, F.lit(None), metadata))
         rows = F.transform(data, lambda row: event(text, kind == F.lit("DELETE"), F.lit(None), row, metadata))
         none = F.filter(failed, lambda _: F.lit(False))

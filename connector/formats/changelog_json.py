@@ -10,13 +10,12 @@ they end with are the same. A NULL or empty Kafka value is a tombstone: no row, 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType
+from pyspark.sql.types import StringType, StructField
 
-from connector.formats import registry
 from connector.formats.json import JsonOptions, json_decode
 from connector.formats.payload import INVALID_UTF8, Codec, Decoded, PayloadFormat, fail, invalid_utf8, snippet
 from connector.sql.catalog import Table
@@ -56,6 +55,17 @@ def message_problem(text: Column) -> Column:
     )
 
 
+def read_metadata(fmt: PayloadFormat, available: Mapping[str, Callable[[], Column]]) -> dict[str, Column]:
+    """The metadata the table reads (`fmt.metadata`), of `available` (key -> how to read it)."""
+    return {key: available[key]() for key in fmt.metadata}
+
+
+def metadata_fields(fmt: PayloadFormat, fields: Sequence[tuple[StructField, Sequence[str]]]) -> list[StructField]:
+    """The message fields the table's metadata reads, of `fields` (each with the metadata keys that read it): a
+    message is parsed with these only, so metadata nobody reads costs nothing per record."""
+    return [f for f, keys in fields if set(keys) & set(fmt.metadata)]
+
+
 def because(words: str, text: Column) -> Column:
     """An event problem: `words`, then the message."""
     return F.concat(F.lit(f"{words}: "), snippet(text))
@@ -88,8 +98,7 @@ class ChangelogJsonCodec(Codec):
             **row.stage,
         }
         metadata = {}
-        declared = registry.get(fmt.identifier)
-        for index, key in enumerate(declared.readable_metadata if declared is not None else {}):
+        for index, key in enumerate(fmt.metadata):
             stage[f"{stage_prefix}_metadata_{index}"] = payload.getField("metadata").getField(key)
             metadata[key] = F.col(f"{stage_prefix}_metadata_{index}")
         absent = is_tombstone(F.col(names["event_text"]))

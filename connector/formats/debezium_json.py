@@ -21,6 +21,8 @@ from connector.formats.changelog_json import (
     because,
     event,
     message_problem,
+    metadata_fields,
+    read_metadata,
     unknown,
 )
 from connector.formats.payload import PayloadFormat
@@ -47,13 +49,13 @@ class DebeziumJsonOptions:
     )
 
 
-_EVENT = StructType(
-    [
-        *(StructField(name, StringType()) for name in ("before", "after", "op")),
-        StructField("ts_ms", LongType()),
-        StructField("source", MapType(StringType(), StringType())),
-    ]
-)
+_EVENT = [StructField(name, StringType()) for name in ("before", "after", "op")]
+_SCHEMA = StructField("schema", StringType())
+_SOURCE_KEYS = ("source.timestamp", "source.database", "source.schema", "source.table", "source.properties")
+_EVENT_METADATA = [
+    (StructField("ts_ms", LongType()), ("ingestion-timestamp",)),
+    (StructField("source", MapType(StringType(), StringType())), _SOURCE_KEYS),
+]
 # Flink's DebeziumJsonDecodingFormat.ReadableMetadata, read as 'value.<key>'.
 METADATA = {
     "schema": "STRING",
@@ -75,13 +77,15 @@ class DebeziumJsonCodec(ChangelogJsonCodec):
 
     def records(self, payload: Column, fmt: PayloadFormat) -> Column:
         text = payload.cast(StringType())
+        included = bool(fmt.options.get("schema-include"))
+        event_type = StructType([*_EVENT, *metadata_fields(fmt, _EVENT_METADATA)])
         schema = (
-            StructType([StructField("payload", _EVENT), StructField("schema", StringType())])
-            if fmt.options.get("schema-include")
-            else _EVENT
+            StructType([StructField("payload", event_type), *metadata_fields(fmt, [(_SCHEMA, ("schema",))])])
+            if included
+            else event_type
         )
         parsed = F.from_json(text, schema, PARSE)
-        found = parsed.getField("payload") if fmt.options.get("schema-include") else parsed
+        found = parsed.getField("payload") if included else parsed
         op, before, after = found.getField("op"), found.getField("before"), found.getField("after")
         deleted = op == F.lit("d")
         problem = F.coalesce(
@@ -93,15 +97,15 @@ class DebeziumJsonCodec(ChangelogJsonCodec):
             .when(~deleted & after.isNull(), because('the "after" field is null', text)),
         )
         source = found.getField("source")
-        metadata = {
-            "schema": parsed.getField("schema") if fmt.options.get("schema-include") else F.lit(None).cast("string"),
-            "ingestion-timestamp": _millis(found.getField("ts_ms")),
-            "source.timestamp": _millis(source.getItem("ts_ms")),
-            "source.database": source.getItem("db"),
-            "source.schema": source.getItem("schema"),
-            "source.table": source.getItem("table"),
-            "source.properties": source,
-        }
+        metadata = read_metadata(fmt, {
+            "schema": lambda: parsed.getField("schema") if included else F.lit(None).cast(StringType()),
+            "ingestion-timestamp": lambda: _millis(found.getField("ts_ms")),
+            "source.timestamp": lambda: _millis(source.getItem("ts_ms")),
+            "source.database": lambda: source.getItem("db"),
+            "source.schema": lambda: source.getItem("schema"),
+            "source.table": lambda: source.getItem("table"),
+            "source.properties": lambda: source,
+        })  # fmt: skip
         return F.array(event(text, deleted, problem, F.when(deleted, before).otherwise(after), metadata))
 
 

@@ -17,6 +17,8 @@ from connector.formats.changelog_json import (
     because,
     event,
     message_problem,
+    metadata_fields,
+    read_metadata,
     unknown,
 )
 from connector.formats.payload import PayloadFormat
@@ -24,15 +26,13 @@ from connector.options.factory import Format
 
 _TYPES = ("insert", "update", "delete")
 
-
-
-_MESSAGE = StructType(
-    [
-        *(StructField(name, StringType()) for name in ("data", "old", "type", "database", "table")),
-        StructField("primary_key_columns", ArrayType(StringType())),
-        StructField("ts", LongType()),
-    ]
-)
+_MESSAGE = [StructField(name, StringType()) for name in ("data", "old", "type")]
+_MESSAGE_METADATA = [
+    (StructField("database", StringType()), ("database",)),
+    (StructField("table", StringType()), ("table",)),
+    (StructField("primary_key_columns", ArrayType(StringType())), ("primary-key-columns",)),
+    (StructField("ts", LongType()), ("ingestion-timestamp",)),
+]
 # Flink's MaxwellJsonDecodingFormat.ReadableMetadata, read as 'value.<key>'.
 METADATA = {
     "database": "STRING",
@@ -47,7 +47,7 @@ class MaxwellJsonCodec(ChangelogJsonCodec):
 
     def records(self, payload: Column, fmt: PayloadFormat) -> Column:
         text = payload.cast(StringType())
-        parsed = F.from_json(text, _MESSAGE, PARSE)
+        parsed = F.from_json(text, StructType([*_MESSAGE, *metadata_fields(fmt, _MESSAGE_METADATA)]), PARSE)
         kind, data = parsed.getField("type"), parsed.getField("data")
         old_missing = (kind == F.lit("update")) & parsed.getField("old").isNull()
         problem = F.coalesce(
@@ -57,12 +57,12 @@ class MaxwellJsonCodec(ChangelogJsonCodec):
             .when(data.isNull(), because('the "data" field is null', text))
             .when(old_missing, because('the "old" field of an update is null', text)),
         )
-        metadata = {
-            "database": parsed.getField("database"),
-            "table": parsed.getField("table"),
-            "primary-key-columns": parsed.getField("primary_key_columns"),
-            "ingestion-timestamp": F.timestamp_seconds(parsed.getField("ts")),  # Maxwell's ts is in seconds
-        }
+        metadata = read_metadata(fmt, {
+            "database": lambda: parsed.getField("database"),
+            "table": lambda: parsed.getField("table"),
+            "primary-key-columns": lambda: parsed.getField("primary_key_columns"),
+            "ingestion-timestamp": lambda: F.timestamp_seconds(parsed.getField("ts")),  # Maxwell's ts: seconds
+        })  # fmt: skip
         return F.array(event(text, kind == F.lit("delete"), problem, data, metadata))
 
 

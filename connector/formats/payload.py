@@ -70,7 +70,7 @@ from connector.connectors import registry
 from connector.diagnostics import Diagnostic, PipelineError, Position
 from connector.formats import registry as formats
 from connector.sql.catalog import Column as TableColumn
-from connector.sql.catalog import Table
+from connector.sql.catalog import ColumnKind, Table
 from connector.sql.types import spark_type
 
 CORRUPT = "__corrupt_record"  # Spark's column for a record it cannot parse
@@ -144,6 +144,7 @@ class PayloadFormat:
     skips_parse_errors: bool  # the format has an 'ignore-parse-errors' option
     position: Position | None = None  # where the table chooses the format, for errors found when it is used
     topic: str | None = None  # the Kafka topic of a kafka / upsert-kafka table with a single topic
+    metadata: tuple[str, ...] = ()  # the format metadata the table reads: 'source.table' for 'value.source.table'
 
     @classmethod
     def of(cls, table: Table, role: str, columns: Sequence[TableColumn] | None = None) -> PayloadFormat | None:
@@ -192,6 +193,7 @@ class PayloadFormat:
             skips,
             table.option_position(format_key),
             topic if topic and ";" not in topic else None,
+            _format_metadata(table, role, declared.readable_metadata),
         )
         codec.check(fmt, table, format_key)
         return fmt
@@ -219,6 +221,13 @@ class Decoded:
     problem: Column  # why the record fails the query, or NULL
     deleted: Column | None = None  # changelog formats: the row is a DELETE of its key (else an upsert)
     metadata: dict[str, Column] = field(default_factory=dict)  # the format's readable metadata, by key
+
+
+def _format_metadata(table: Table, role: str, readable: Mapping[str, str]) -> tuple[str, ...]:
+    """The keys of `readable` (a format's metadata) that the table's metadata columns read as '<role>.<key>'."""
+    prefix = f"{role}."
+    keys = ((c.metadata_key or c.name) for c in table.columns if c.kind is ColumnKind.METADATA)
+    return tuple(dict.fromkeys(k[len(prefix) :] for k in keys if k.startswith(prefix) and k[len(prefix) :] in readable))
 
 
 def fail(table: Table, key: str, message: str) -> None:

@@ -322,11 +322,10 @@ class _Checker:
             )
         return True
 
-    def changelog_sources(self, insert: Insert) -> None:
+    def changelog_sources(self, insert: Insert, changelogs: list[Table]) -> None:
         """An upsert-kafka or CDC-format (debezium-json) source is a changelog: Flink retracts a key's previous
         row when it changes or is deleted, so filters, joins and aggregates see each key once. Spark's operators
         cannot retract, and would count every version: only a plain projection of such a table is exact."""
-        changelogs = [t for t in read_tables(self.pipeline, insert.query) if registry.reads_changelog(t)]
         if not changelogs:
             return
         kinds = {
@@ -392,13 +391,13 @@ class _Checker:
             else:
                 self.relation(insert.target, insert.position)
             return
-        changelogs = [t.name for t in read_tables(self.pipeline, insert.query) if registry.reads_changelog(t)]
+        changelogs = [t for t in read_tables(self.pipeline, insert.query) if registry.reads_changelog(t)]
         if not _accepts_updates(target) and changelogs:
             self.error(
                 insert.position,
                 "insert-changelog",
                 f"Table sink '{target.name}' ({target.connector}) doesn't support consuming update and delete "
-                f"changes, which this query reads from the changelog table '{changelogs[0]}'. Write to a sink "
+                f"changes, which this query reads from the changelog table '{changelogs[0].name}'. Write to a sink "
                 f"that accepts updates: {', '.join(UPDATING_SINKS)}, jdbc with a PRIMARY KEY.",
             )
         elif not _accepts_updates(target) and produces_updates(self.pipeline, insert.query):
@@ -409,7 +408,7 @@ class _Checker:
                 f"this query produces (an aggregate outside a window). Aggregate over a window TVF, or write to "
                 f"a sink that accepts updates: {', '.join(UPDATING_SINKS)}, jdbc with a PRIMARY KEY.",
             )
-        self.changelog_sources(insert)
+        self.changelog_sources(insert, changelogs)
         produced = self.output_columns(insert.query, insert.position)
         sink_cols: list[Column] = [c for c in target.columns if c.persisted]
         if insert.columns:
