@@ -19,6 +19,7 @@ from connector.formats.changelog_json import (
     ChangelogJsonCodec,
     because,
     event,
+    is_tombstone,
     message_problem,
     metadata_fields,
     read_metadata,
@@ -108,7 +109,7 @@ class CanalJsonCodec(ChangelogJsonCodec):
         rows = F.transform(data, lambda row: event(text, kind == F.lit("DELETE"), F.lit(None), row, metadata))
         none = F.filter(failed, lambda _: F.lit(False))
         return (
-            F.when(text.isNull() | (text == F.lit("")), failed)  # a tombstone: `decode` reads it as absent
+            F.when(is_tombstone(text), failed)  # `decode` reads it as absent
             .when(problem.isNotNull() & ~(skipped & message_problem(text).isNull()), failed)
             .when(skipped, none)
             .otherwise(rows)

@@ -34,8 +34,8 @@ JSON_OPTIONS = (
 def event(
     text: Column, deleted: Column, problem: Column, image: Column, metadata: Mapping[str, Column] | None = None
 ) -> Column:
-    """One change event of a message, as `records` returns them; `metadata` holds the format's readable metadata
-    (its `Format.readable_metadata` keys) of the message, typed."""
+    """One change event of a message, as `records` returns them; `metadata` holds the message's metadata the table
+    reads (`read_metadata`), typed."""
     fields = [
         text.alias("text"),
         deleted.alias("deleted"),
@@ -77,6 +77,7 @@ def unknown(field: str, value: Column, text: Column) -> Column:
 
 
 def is_tombstone(text: Column) -> Column:
+    """A NULL or empty Kafka value (Debezium writes one after each delete): no row, no error."""
     return text.isNull() | (text == F.lit(""))
 
 

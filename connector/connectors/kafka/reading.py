@@ -123,8 +123,9 @@ def kafka_rows(
     selected: list[Column] = []
     for column in source_columns(table):
         if column.kind is ColumnKind.METADATA:
-            format_key = (column.metadata_key or column.name).removeprefix("value.")
-            if format_key in value.metadata and (column.metadata_key or column.name).startswith("value."):
+            metadata_key = column.metadata_key or column.name
+            format_key = metadata_key.removeprefix("value.")  # the value format's own metadata
+            if format_key != metadata_key and format_key in value.metadata:
                 source = value.metadata[format_key]
             else:
                 source = metadata_source(_KAFKA_METADATA, column, table)()
