@@ -33,7 +33,7 @@ SCOOTER = {"id": 1, "name": "scooter", "weight": 3.14}
 HEAVIER = {"id": 1, "name": "scooter", "weight": 5.18}
 
 
-def test_events_become_upserts_of_their_after_image_and_deletes_of_their_before_image(spark: SparkSession) -> None:
+def test_events_become_inserts_deletes_and_updates_with_their_old_row(spark: SparkSession) -> None:
     tbl = table(COLUMNS, {"format": "debezium-json"})
     records: list[str | bytes | None] = [
         event("r", None, SCOOTER), event("c", None, {"id": 2, "name": "car", "weight": "8.1"}),
@@ -41,11 +41,13 @@ def test_events_become_upserts_of_their_after_image_and_deletes_of_their_before_
         None, b"",  # Debezium's tombstone after a delete, and an empty value: no row
     ]  # fmt: skip
     rows, malformed = decode_rows(spark, tbl, records)
-    assert [(*v[:2], str(v[2]), v[3]) for v in values(rows, "id", "name", "weight", "__deleted")] == [
-        (1, "scooter", "3.14", False),
-        (2, "car", "8.10", False),
-        (1, "scooter", "5.18", False),
-        (1, "scooter", "5.18", True),
+    kinds = values(rows, "id", "name", "weight", "__deleted", "__update_before")
+    assert [(*v[:2], str(v[2]), *v[3:]) for v in kinds] == [
+        (1, "scooter", "3.14", False, False),
+        (2, "car", "8.10", False, False),
+        (1, "scooter", "3.14", True, True),  # UPDATE_BEFORE: retracts the old row
+        (1, "scooter", "5.18", False, False),  # UPDATE_AFTER
+        (1, "scooter", "5.18", True, False),  # DELETE
     ]
     assert malformed == 0
 
@@ -103,10 +105,26 @@ def test_canal_messages_hold_several_rows_and_ddl_or_other_tables_are_skipped(sp
         canal("INSERT", [SCOOTER], database="other"), canal("DELETE", [two[1]]), canal("INSERT", []), None,
     ]  # fmt: skip
     rows, malformed = decode_rows(spark, tbl, records)
-    assert values(rows, "id", "name", "__deleted", "__offset") == [
-        (1, "scooter", False, 0), (2, "car", False, 0), (1, "scooter", False, 1), (2, "car", True, 4),
+    assert [(*v[:2], str(v[2]), *v[3:]) for v in values(rows, "id", "name", "weight", "__deleted", "__offset")] == [
+        (1, "scooter", "3.14", False, 0), (2, "car", "8.10", False, 0),
+        (1, "scooter", "3.14", True, 1), (1, "scooter", "5.18", False, 1),  # the update's old row, then its new one
+        (2, "car", "8.10", True, 4),
     ]  # fmt: skip
     assert malformed == 0
+
+
+def test_a_canal_update_s_old_rows_are_its_new_rows_with_the_changed_fields_of_old_as_flink_builds_them(
+    spark: SparkSession,
+) -> None:
+    new = [{"id": 1, "name": "scooter", "weight": "5.18"}, {"id": 2, "name": "van", "weight": "8.1"}]
+    # Flink copies a field of the new row into the old one only when no "old" object of the message has it:
+    # row 2 changed only its name, yet its old weight is NULL because row 1's "old" has a weight.
+    record = canal("UPDATE", new, old=[{"weight": "3.14"}, {"name": "car"}])
+    rows, _ = decode_rows(spark, table(COLUMNS, {"format": "canal-json"}), [record])
+    kinds = values(rows, "id", "name", "weight", "__update_before")
+    assert [(v[0], v[1], None if v[2] is None else str(v[2]), v[3]) for v in kinds] == [
+        (1, None, "3.14", True), (1, "scooter", "5.18", False), (2, "car", None, True), (2, "van", "8.10", False),
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -137,7 +155,7 @@ def test_maxwell_messages_are_inserts_updates_and_deletes(spark: SparkSession) -
     ]  # fmt: skip
     rows, malformed = decode_rows(spark, tbl, records)
     assert [(*v[:1], str(v[1]), v[2]) for v in values(rows, "id", "weight", "__deleted")] == [
-        (1, "3.14", False), (1, "5.18", False), (1, "5.18", True),
+        (1, "3.14", False), (1, "3.14", True), (1, "5.18", False), (1, "5.18", True),
     ]  # fmt: skip
     assert malformed == 2
     message = failure_of(spark, table(COLUMNS, {"format": "maxwell-json"}), [maxwell("bootstrap-start", None)])
@@ -181,12 +199,23 @@ def test_validate_accepts_a_projection_of_the_changelog_into_an_upsert_sink_keye
     assert _errors(tmp_path, "'connector' = 'print'", sink_key="") == []
 
 
+def test_validate_accepts_count_sum_and_avg_over_the_changelog_which_retract(tmp_path: Path) -> None:
+    query = "SELECT CAST(SUM(id) AS INT), name FROM products WHERE id > 0 GROUP BY name HAVING AVG(id) < COUNT(*)"
+    assert _errors(tmp_path, UPSERT, query, sink_key=", PRIMARY KEY (name) NOT ENFORCED") == []
+
+
 def test_validate_refuses_what_spark_cannot_retract_or_flink_refuses(tmp_path: Path) -> None:
     kafka = "'connector' = 'kafka', 'topic' = 'o', 'properties.bootstrap.servers' = 'x', 'format' = '{fmt}'"
     (aggregate,) = _errors(tmp_path, UPSERT, "SELECT CAST(COUNT(*) AS INT), MAX(name) FROM products")
-    assert aggregate.startswith("changelog-source:") and "cannot retract rows" in aggregate
+    assert aggregate.startswith("changelog-source:") and "with MAX, which keeps every value it saw" in aggregate
+    distinct_count = "SELECT CAST(COUNT(DISTINCT name) AS INT), name FROM products GROUP BY name"
+    (distinct,) = _errors(tmp_path, UPSERT, distinct_count)
+    assert distinct.startswith("changelog-source:") and "COUNT(DISTINCT ...)" in distinct
     (filtered,) = _errors(tmp_path, UPSERT, "SELECT id, name FROM products WHERE id > 1")
-    assert filtered.startswith("changelog-source:")
+    assert filtered.startswith("changelog-source:") and "cannot retract rows" in filtered
+    join = "SELECT a.id, CAST(COUNT(*) AS STRING) FROM products a JOIN products b ON a.id = b.id GROUP BY a.id"
+    (joined,) = _errors(tmp_path, UPSERT, join)
+    assert joined.startswith("changelog-source:") and "a join" in joined
     (append,) = _errors(tmp_path, kafka.format(fmt="json"), sink_key="")
     assert append.startswith("insert-changelog:") and "changelog table 'products'" in append
     (no_key,) = _errors(tmp_path, UPSERT, source_key="")

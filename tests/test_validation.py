@@ -465,16 +465,16 @@ CASES = [
         ("Field 'nam' not found in ROW column 'info'", "Did you mean 'name'?", "Fields: name, age."),
     ),
     Case(
-        "aggregate-over-upsert-kafka-source",
+        "min-over-upsert-kafka-source",
         kafka(
             columns="id BIGINT, amount DOUBLE, PRIMARY KEY (id) NOT ENFORCED",
             options=("'topic' = 'orders'", "'key.format' = 'json'", "'value.format' = 'json'"),
             connector="upsert-kafka",
         )
         + PRINT
-        + f"INSERT INTO {MARK}out SELECT id, SUM(amount) FROM orders GROUP BY id;\n",
+        + f"INSERT INTO {MARK}out SELECT id, MIN(amount) FROM orders GROUP BY id;\n",
         "changelog-source",
-        ("applies a GROUP BY to the changelog table 'orders'", "cannot retract rows"),
+        ("aggregates the changelog table 'orders' with MIN", "COUNT, SUM and AVG retract"),
     ),
     Case(
         "regular-outer-join-of-streams",

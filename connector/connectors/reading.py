@@ -42,7 +42,8 @@ from connector.sql.types import spark_type
 
 T = TypeVar("T")
 TOPIC, PARTITION, OFFSET, DELETED = "__topic", "__partition", "__offset", DELETED_COLUMN
-HIDDEN_COLUMNS = (TOPIC, PARTITION, OFFSET, DELETED)
+UPDATE_BEFORE = "__update_before"
+HIDDEN_COLUMNS = (TOPIC, PARTITION, OFFSET, DELETED, UPDATE_BEFORE)
 KEY_PROBLEM, VALUE_PROBLEM, MALFORMED, KEEP = "__key_problem", "__value_problem", "__malformed", "__keep"
 HIDDEN_RAW_KEY, HIDDEN_RAW_VALUE = "__raw_key", "__raw_value"
 RAW_KEY, RAW_VALUE = "raw_key", "raw_value"

@@ -1,10 +1,10 @@
 """The `canal-json` format (Flink's CanalJsonDeserializationSchema): Canal binlog messages as a changelog.
 
 A message `{"data": [{...}, ...], "old": [...], "type": "INSERT|UPDATE|DELETE", "database": ..., "table": ...}`
-holds one row per element of `data`: inserted, updated (its new values) or deleted (see
-`connector.formats.changelog_json`). DDL messages (`"type": "CREATE"`) and messages of other databases or tables
-than 'canal-json.database.include' / 'canal-json.table.include' (Java regular expressions, whole names) are
-skipped, as in Flink.
+holds one row per element of `data`: inserted, updated (its old row, `data` with the changed fields of `old` in
+place, then its new one) or deleted (see `connector.formats.changelog_json`). DDL messages (`"type": "CREATE"`)
+and messages of other databases or tables than 'canal-json.database.include' / 'canal-json.table.include' (Java
+regular expressions, whole names) are skipped, as in Flink.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from connector.formats.changelog_json import (
     is_tombstone,
     message_problem,
     metadata_fields,
+    old_image,
     read_metadata,
     unknown,
 )
@@ -106,19 +107,32 @@ class CanalJsonCodec(ChangelogJsonCodec):
             "event-timestamp": lambda: F.timestamp_millis(parsed.getField("es")),
         })  # fmt: skip
         failed = F.array(event(text, F.lit(False), problem, F.lit(None), metadata))
-        rows = F.transform(data, lambda row: event(text, kind == F.lit("DELETE"), F.lit(None), row, metadata))
+        deletes = kind == F.lit("DELETE")
+        rows = F.transform(data, lambda row: event(text, deletes, F.lit(None), row, metadata))
+        olds = parsed.getField("old")
+        changed = F.array_distinct(F.flatten(F.transform(olds, lambda o: F.coalesce(F.json_object_keys(o), F.array()))))
+        updates = F.flatten(
+            F.transform(
+                data,
+                lambda row, i: F.array(
+                    event(text, F.lit(False), F.lit(None), old_image(row, olds[i], changed), metadata, True),
+                    event(text, F.lit(False), F.lit(None), row, metadata),
+                ),
+            )
+        )
         none = F.filter(failed, lambda _: F.lit(False))
         return (
             F.when(is_tombstone(text), failed)  # `decode` reads it as absent
             .when(problem.isNotNull() & ~(skipped & message_problem(text).isNull()), failed)
             .when(skipped, none)
+            .when(kind == F.lit("UPDATE"), updates)
             .otherwise(rows)
         )
 
 
 CANAL_JSON = Format(
     "canal-json",
-    "Canal binlog messages in JSON, read as a changelog (upserts and deletes of the row's key).",
+    "Canal binlog messages in JSON, read as a changelog (inserts, updates with their old row, deletes).",
     options=(*(v for v in vars(CanalJsonOptions).values() if isinstance(v, ConfigOption)), *JSON_OPTIONS),
     codec=CanalJsonCodec(),
     changelog=True,

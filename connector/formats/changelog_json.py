@@ -2,10 +2,11 @@
 image is read with the `json` format's rules (Flink reads it with its JSON row converter), and a delete is flagged.
 
 A format module's `records` turns a message into an ARRAY of `event(...)` structs: the message text (for errors),
-whether the event deletes its row, why the event cannot be read (or NULL), and the row image as JSON text. An
-update yields its new row only: the sinks a changelog may be written to here (upsert-kafka, jdbc with a PRIMARY
-KEY, print) are keyed upserts, for which Flink's planner drops UPDATE_BEFORE too (DropUpdateBefore), so the tables
-they end with are the same. A NULL or empty Kafka value is a tombstone: no row, no error.
+whether the event retracts its row (a DELETE, or the UPDATE_BEFORE of an update), whether it is an
+UPDATE_BEFORE, why the event cannot be read (or NULL), and the row image as JSON text. An update yields its old
+row, then its new one, as Flink's deserializers do: an aggregate retracts the old row (`connector.sql.retractions`);
+a projection into a keyed upsert sink drops it, as Flink's planner does (DropUpdateBefore). A NULL or empty Kafka
+value is a tombstone: no row, no error.
 """
 
 from __future__ import annotations
@@ -32,13 +33,19 @@ JSON_OPTIONS = (
 
 
 def event(
-    text: Column, deleted: Column, problem: Column, image: Column, metadata: Mapping[str, Column] | None = None
+    text: Column,
+    deleted: Column,
+    problem: Column,
+    image: Column,
+    metadata: Mapping[str, Column] | None = None,
+    update_before: bool = False,
 ) -> Column:
     """One change event of a message, as `records` returns them; `metadata` holds the message's metadata the table
-    reads (`read_metadata`), typed."""
+    reads (`read_metadata`), typed. An `update_before` event retracts the old row of an update."""
     fields = [
         text.alias("text"),
-        deleted.alias("deleted"),
+        (deleted | F.lit(update_before)).alias("deleted"),
+        F.lit(update_before).alias("update_before"),
         problem.cast(StringType()).alias("problem"),
         image.cast(StringType()).alias("image"),
     ]
@@ -66,6 +73,26 @@ def metadata_fields(fmt: PayloadFormat, fields: Sequence[tuple[StructField, Sequ
     return [f for f, keys in fields if set(keys) & set(fmt.metadata)]
 
 
+def old_image(new: Column, old: Column, changed: Column | None = None) -> Column:
+    """Canal's and Maxwell's old row: the new row's JSON with the fields of `old` (those the update changed, an
+    explicit null included) in place; the JSON reader takes the last of repeated keys, so `old`'s fields, written
+    after, win. A field in `changed` (the names any row of a Canal message changed) but not in `old` is NULL:
+    Flink's deserializers copy a field from the new row only when no "old" object of the message has it
+    (`JsonNode.findValue` over the whole "old" array)."""
+
+    def members(text: Column) -> Column:  # the object's text between its braces; NULL when it has none
+        body = F.regexp_extract(text, r"(?s)^\s*\{(.*)\}\s*$", 1)
+        return F.when(F.trim(body) != F.lit(""), body)
+
+    parts = [members(new)]
+    if changed is not None:
+        escaped = F.transform(changed, lambda k: F.regexp_replace(k, r'(["\\])', r"\\$1"))
+        quoted = F.transform(escaped, lambda k: F.concat(F.lit('"'), k, F.lit('":null')))
+        parts.append(F.when(F.size(changed) > F.lit(0), F.concat_ws(",", quoted)))
+    parts.append(members(old))
+    return F.concat(F.lit("{"), F.concat_ws(",", *parts), F.lit("}"))
+
+
 def because(words: str, text: Column) -> Column:
     """An event problem: `words`, then the message."""
     return F.concat(F.lit(f"{words}: "), snippet(text))
@@ -87,11 +114,13 @@ class ChangelogJsonCodec(Codec):
     def decode(self, payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decoded:
         row = json_decode(payload.getField("image"), fmt, stage_prefix)
         # The other expressions run outside the generator that computes the stage: they may only read stage columns.
-        names = {part: f"{stage_prefix}_{part}" for part in ("event_text", "deleted", "event_problem")}
+        parts = ("event_text", "deleted", "update_before", "event_problem")
+        names = {part: f"{stage_prefix}_{part}" for part in parts}
         text = payload.getField("text")
         stage = {
             names["event_text"]: text,
             names["deleted"]: payload.getField("deleted"),
+            names["update_before"]: payload.getField("update_before"),
             names["event_problem"]: F.coalesce(
                 payload.getField("problem"),
                 F.when(payload.getField("image").isNull(), because("a change event without its row", text)),
@@ -104,12 +133,14 @@ class ChangelogJsonCodec(Codec):
             metadata[key] = F.col(f"{stage_prefix}_metadata_{index}")
         absent = is_tombstone(F.col(names["event_text"]))
         deleted = F.coalesce(F.col(names["deleted"]), F.lit(False))
+        update_before = F.coalesce(F.col(names["update_before"]), F.lit(False))
         event_problem = F.col(names["event_problem"])
         if fmt.ignore_parse_errors:
             malformed = ~absent & (event_problem.isNotNull() | row.malformed)
-            return Decoded(stage, row.values, absent, malformed, F.lit(None).cast(StringType()), deleted, metadata)
+            no_problem = F.lit(None).cast(StringType())
+            return Decoded(stage, row.values, absent, malformed, no_problem, deleted, metadata, update_before)
         problem = F.when(~absent, F.coalesce(event_problem, row.problem))
-        return Decoded(stage, row.values, absent, F.lit(False), problem, deleted, metadata)
+        return Decoded(stage, row.values, absent, F.lit(False), problem, deleted, metadata, update_before)
 
     def check(self, fmt: PayloadFormat, table: Table, format_key: str) -> None:
         if fmt.role == "key":

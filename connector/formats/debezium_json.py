@@ -2,10 +2,11 @@
 
 A change event `{"before": {...}, "after": {...}, "op": "c|r|u|d", ...}` (under `"payload"` with
 'debezium-json.schema-include') becomes one row (see `connector.formats.changelog_json`): the `after` image for c
-(create), r (snapshot read) and u (update), the `before` image for d, marked as a DELETE of its key.
+(create) and r (snapshot read), the `before` image for d, marked as a DELETE of its key; u (update) becomes
+its `before` image as UPDATE_BEFORE, then its `after` image.
 
 Writing is refused: Flink writes an update as a delete of the old row and an insert of the new one, and the
-updating queries here carry no before-image to write.
+updating queries here (Spark's update mode) carry no old row to write.
 """
 
 from __future__ import annotations
@@ -106,12 +107,17 @@ class DebeziumJsonCodec(ChangelogJsonCodec):
             "source.table": lambda: source.getItem("table"),
             "source.properties": lambda: source,
         })  # fmt: skip
-        return F.array(event(text, deleted, problem, F.when(deleted, before).otherwise(after), metadata))
+        update = F.array(
+            event(text, F.lit(False), problem, before, metadata, update_before=True),
+            event(text, F.lit(False), problem, after, metadata),
+        )
+        single = F.array(event(text, deleted, problem, F.when(deleted, before).otherwise(after), metadata))
+        return F.when((op == F.lit("u")) & problem.isNull(), update).otherwise(single)
 
 
 DEBEZIUM_JSON = Format(
     "debezium-json",
-    "Debezium CDC change events in JSON, read as a changelog (upserts and deletes of the row's key).",
+    "Debezium CDC change events in JSON, read as a changelog (inserts, updates with their old row, deletes).",
     options=(*(v for v in vars(DebeziumJsonOptions).values() if isinstance(v, ConfigOption)), *JSON_OPTIONS),
     codec=DebeziumJsonCodec(),
     changelog=True,

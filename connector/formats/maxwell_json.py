@@ -1,7 +1,8 @@
 """The `maxwell-json` format (Flink's MaxwellJsonDeserializationSchema): Maxwell binlog messages as a changelog.
 
 A message `{"database": ..., "table": ..., "type": "insert|update|delete", "data": {...}, "old": {...}}` holds one
-row: `data`, inserted, updated (its new values) or deleted (see `connector.formats.changelog_json`).
+row: `data`, inserted, updated (its old row, `data` with the changed fields of `old` in place, then `data`) or
+deleted (see `connector.formats.changelog_json`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from connector.formats.changelog_json import (
     event,
     message_problem,
     metadata_fields,
+    old_image,
     read_metadata,
     unknown,
 )
@@ -63,12 +65,17 @@ class MaxwellJsonCodec(ChangelogJsonCodec):
             "primary-key-columns": lambda: parsed.getField("primary_key_columns"),
             "ingestion-timestamp": lambda: F.timestamp_seconds(parsed.getField("ts")),  # Maxwell's ts: seconds
         })  # fmt: skip
-        return F.array(event(text, kind == F.lit("delete"), problem, data, metadata))
+        update = F.array(
+            event(text, F.lit(False), problem, old_image(data, parsed.getField("old")), metadata, update_before=True),
+            event(text, F.lit(False), problem, data, metadata),
+        )
+        single = F.array(event(text, kind == F.lit("delete"), problem, data, metadata))
+        return F.when((kind == F.lit("update")) & problem.isNull(), update).otherwise(single)
 
 
 MAXWELL_JSON = Format(
     "maxwell-json",
-    "Maxwell binlog messages in JSON, read as a changelog (upserts and deletes of the row's key).",
+    "Maxwell binlog messages in JSON, read as a changelog (inserts, updates with their old row, deletes).",
     options=JSON_OPTIONS,
     codec=MaxwellJsonCodec(),
     changelog=True,

@@ -219,8 +219,9 @@ class Decoded:
     absent: Column  # the payload yields no row and that is not an error
     malformed: Column  # the record is skipped and counted (ignore-parse-errors)
     problem: Column  # why the record fails the query, or NULL
-    deleted: Column | None = None  # changelog formats: the row is a DELETE of its key (else an upsert)
+    deleted: Column | None = None  # changelog formats: the row retracts (DELETE, UPDATE_BEFORE), else adds
     metadata: dict[str, Column] = field(default_factory=dict)  # the format's readable metadata, by key
+    update_before: Column | None = None  # CDC formats: the row is the old row of an update (UPDATE_BEFORE)
 
 
 def _format_metadata(table: Table, role: str, readable: Mapping[str, str]) -> tuple[str, ...]:
@@ -326,7 +327,6 @@ def first_problem(problems: Sequence[Column]) -> Column:
     return problems[0] if len(problems) == 1 else F.coalesce(*problems)
 
 
-
 @dataclass(frozen=True)
 class TextRules:
     """Which text a format accepts (regular expressions checked before Spark's lenient casts)."""
@@ -371,9 +371,7 @@ def from_text(raw: Column, data_type: DataType, rules: TextRules) -> tuple[Colum
 
 
 def field_problem(field: PayloadField, error: Column, raw: Column) -> Column:
-    return F.when(
-        error, F.concat(F.lit(f"field '{field.name}' ({field.type_sql}) cannot be read from "), snippet(raw))
-    )
+    return F.when(error, F.concat(F.lit(f"field '{field.name}' ({field.type_sql}) cannot be read from "), snippet(raw)))
 
 
 def _utc_wall_clock(instant: Column) -> Column:

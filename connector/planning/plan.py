@@ -9,7 +9,9 @@ bounded), its output mode, and its Spark SQL over one temporary view per source 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +27,7 @@ from connector.sql import validation
 from connector.sql.catalog import DELETED_COLUMN, Function, Insert, Pipeline, Table
 from connector.sql.deduplication import Deduplication
 from connector.sql.intervals import watermark_delay
+from connector.sql.retractions import aggregated_changelog, retract
 from connector.sql.rewriting import TranspileError
 from connector.sql.statements import table_option_hints
 from connector.sql.transpile import to_spark_query, to_spark_sql
@@ -47,6 +50,7 @@ class SourcePlan:
     behaviour: dict[str, str]
     row_limit: int | None = None  # datagen 'number-of-rows': the runner stops the query after that many rows
     final_watermark: bool = False  # a bounded scan ends with the end-of-input row (Flink's final watermark)
+    retractions: bool = False  # the query's aggregates retract old rows: a CDC format's kept, upsert-kafka's normalized
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -240,7 +244,11 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
         query_watermarks = dict(watermarks)
         query_watermarks.update((p.view, p.table.watermark.column) for p in plans.values() if p.table.watermark)
         changelog = any(registry.reads_changelog(p.table) for p in plans.values())
-        if changelog and isinstance(query, exp.Select) and not any(isinstance(s, exp.Star) for s in query.selects):
+        aggregated = aggregated_changelog(query, functools.partial(_reads_changelog, plans))
+        if aggregated is not None:  # validated: its aggregates retract the old rows of updates and deletes
+            query = retract(aggregated)
+            plans = {k: dataclasses.replace(p, retractions=True) for k, p in plans.items()}
+        elif changelog and isinstance(query, exp.Select) and not any(isinstance(s, exp.Star) for s in query.selects):
             # A projection of a changelog (validation allows no more): tombstones stay deletes of their key.
             query = query.select(exp.column(DELETED_COLUMN), copy=False)
         query_proctimes = dict(proctimes)
@@ -276,6 +284,11 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
     return PipelinePlan(
         name, conf, queries, views, warnings, _spark_packages(queries), tuple(pipeline.functions.values())
     )
+
+
+def _reads_changelog(plans: Mapping[Any, SourcePlan], view: str) -> bool:
+    """Whether the query's relation `view` is the source view of a changelog table (`registry.reads_changelog`)."""
+    return any(p.view.lower() == view.lower() and registry.reads_changelog(p.table) for p in plans.values())
 
 
 def _spark_packages(queries: list[QueryPlan]) -> tuple[str, ...]:

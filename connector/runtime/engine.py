@@ -25,6 +25,7 @@ from pyspark.sql.types import TimestampNTZType, TimestampType
 from sqlglot import exp
 
 from connector.connectors import reading, writing
+from connector.connectors.kafka import reading as kafka_reading
 from connector.connectors.kafka.commit import commit_offsets_now
 from connector.connectors.kafka.records import END_OF_INPUT_OFFSET
 from connector.planning.plan import PipelinePlan, QueryPlan, SourcePlan, source_behaviour
@@ -32,6 +33,7 @@ from connector.quality import gate as quality_gate
 from connector.quality.expectations import has_quality
 from connector.quality.gate import QualityGate
 from connector.quality.provenance import PROVENANCE, provenance_view, with_provenance
+from connector.runtime.normalize import normalize
 from connector.runtime.python_udfs import register_functions
 from connector.sql.catalog import ColumnKind, Pipeline, Table
 from connector.sql.intervals import watermark_delay
@@ -65,12 +67,20 @@ def _source_frame(
     table = source.table
     end_of_input = source.final_watermark
     frame = reading.source_dataframe(spark, table, malformed_rows=malformed_rows, end_of_input=end_of_input)
+    update_before = F.col(reading.UPDATE_BEFORE) if reading.UPDATE_BEFORE in frame.columns else F.lit(False)
     if counted:
         marker = F.lit(False)
         if reading.OFFSET in frame.columns:
             marker = F.coalesce(F.col(reading.OFFSET) == END_OF_INPUT_OFFSET, F.lit(False))
         name = f"{_RECORDS_READ}{source.view}{'_with_provenance' if provenance else ''}"  # unique in the query
-        frame = frame.observe(name, F.count(F.when(~marker, 1)).alias("records"))
+        frame = frame.observe(name, F.count(F.when(~marker & ~update_before, 1)).alias("records"))
+    if reading.UPDATE_BEFORE in frame.columns:
+        # The old row of an update: an aggregate retracts it; a projection into a keyed sink has no use for it
+        # (Flink's DropUpdateBefore).
+        frame = frame if source.retractions else frame.where(~update_before)
+        frame = frame.drop(reading.UPDATE_BEFORE)
+    if source.retractions and table.connector == "upsert-kafka":  # the old row of each key, to retract
+        frame = normalize(frame, list(table.primary_key))
     visible = [c.name for c in table.columns if c.kind is not ColumnKind.COMPUTED]
     # upsert-kafka: a tombstone is a DELETE of its key; the flag travels with `SELECT *` to an upsert/print sink.
     deleted = [reading.DELETED] if reading.DELETED in frame.columns else []
@@ -378,7 +388,7 @@ def commit_final_offsets(running: RunningQuery) -> None:
         if owner is None:
             continue
         try:
-            commit_offsets_now(owner.table.options, json.dumps(offsets))
+            commit_offsets_now(kafka_reading.client_options(owner.table), json.dumps(offsets))
         except Exception as err:  # a failed commit never fails the run, as in Flink
             log.warning("Could not commit the final offsets of %s: %s", running.plan.name, err)
 

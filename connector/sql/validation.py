@@ -20,6 +20,7 @@ from connector.sql import annotate
 from connector.sql.annotate import infer_type
 from connector.sql.catalog import Column, ColumnKind, Insert, Pipeline, Table
 from connector.sql.expressions import WindowTVF
+from connector.sql.retractions import aggregated_changelog, retraction_problem
 from connector.sql.types import CastSupport, cast_support, flink_sql
 
 Locate = Callable[[exp.Expr, Position], Position]
@@ -325,8 +326,23 @@ class _Checker:
     def changelog_sources(self, insert: Insert, changelogs: list[Table]) -> None:
         """An upsert-kafka or CDC-format (debezium-json) source is a changelog: Flink retracts a key's previous
         row when it changes or is deleted, so filters, joins and aggregates see each key once. Spark's operators
-        cannot retract, and would count every version: only a plain projection of such a table is exact."""
+        cannot retract, and would count every version: a plain projection of such a table is exact, and so are
+        the aggregates `connector.sql.retractions` rewrites, given the old rows (a CDC format's own, or an upsert-kafka
+        key's previous row, kept by `connector.runtime.normalize`)."""
         if not changelogs:
+            return
+        aggregated = aggregated_changelog(insert.query, self.changelog_table)
+        if aggregated is not None:
+            problem = retraction_problem(aggregated)
+            if problem is not None:
+                self.error(
+                    insert.position,
+                    "changelog-source",
+                    f"This query aggregates the changelog table '{changelogs[0].name}' with {problem}: Flink "
+                    "retracts the old row of each update and delete from its group; here COUNT, SUM and AVG "
+                    "retract (their signed sums), other aggregates cannot. Aggregate with those, or read a topic "
+                    "of inserts.",
+                )
             return
         kinds = {
             exp.Where: "a filter (WHERE)",
@@ -346,13 +362,17 @@ class _Checker:
                         "changelog-source",
                         f"This query applies {words} to the changelog table {names}, whose updates and deletes "
                         "Flink retracts before; Spark Structured Streaming cannot retract rows, so the result "
-                        "would count every version of a key. Only a projection of a changelog (upsert-kafka, or a "
-                        "CDC format such as debezium-json) is supported (SELECT columns FROM it, into an "
-                        "upsert-kafka, print or jdbc table with a PRIMARY KEY); read a topic of inserts to filter, "
-                        "join or aggregate.",
+                        "would count every version of a key. Supported: a projection of a changelog (SELECT columns "
+                        "FROM it, into an upsert-kafka, print or jdbc table with a PRIMARY KEY), and COUNT, SUM and "
+                        "AVG, with WHERE, GROUP BY and HAVING, over a changelog table read directly; read a topic of "
+                        "inserts to do more.",
                     )
                     return
         self.upsert_key(insert, changelogs)
+
+    def changelog_table(self, name: str) -> bool:
+        table = self.pipeline.table(name)
+        return table is not None and registry.reads_changelog(table)
 
     def upsert_key(self, insert: Insert, changelogs: list[Table]) -> None:
         """Flink writes a changelog projection to a sink with a PRIMARY KEY only when the query's upsert key (the

@@ -24,6 +24,7 @@ from connector.connectors.reading import (
     OFFSET,
     PARTITION,
     TOPIC,
+    UPDATE_BEFORE,
     VALUE_PROBLEM,
     column_type,
     finish,
@@ -78,13 +79,20 @@ def _require_value_format(table: Table) -> PayloadFormat:
     return fmt
 
 
+def client_options(table: Table) -> dict[str, str]:
+    """The options the table's Kafka source (and its offset commits) run with: the table's, and for upsert-kafka
+    its factory's fixed start at the earliest offset."""
+    options = dict(table.options)
+    if table.connector == "upsert-kafka":
+        options["scan.startup.mode"] = str(registry.resolve(table).get(KafkaOptions.SCAN_STARTUP_MODE))
+    return options
+
+
 def read(spark: SparkSession, table: Table, malformed_rows: bool, end_of_input: bool) -> DataFrame:
     """A kafka or upsert-kafka table's rows from the `flink-kafka` source; with `end_of_input` a bounded scan ends
     with the end-of-input row (`OFFSET` = END_OF_INPUT_OFFSET, NULL columns)."""
     data_sources.register(spark, KafkaSource)
-    source_options = dict(table.options)
-    if table.connector == "upsert-kafka":  # always reads from the earliest offset (a fixed value of its factory)
-        source_options["scan.startup.mode"] = str(registry.resolve(table).get(KafkaOptions.SCAN_STARTUP_MODE))
+    source_options = client_options(table)
     source_options[KafkaOptions.BOUNDED_END_WATERMARK.key] = str(end_of_input).lower()
     raw = spark.readStream.format(KafkaSource.name()).options(**source_options).load()
     return kafka_rows(raw, table, malformed_rows=malformed_rows, end_of_input=end_of_input)
@@ -148,6 +156,8 @@ def kafka_rows(
     hidden = [F.col("topic").alias(TOPIC), F.col("partition").alias(PARTITION), F.col("offset").alias(OFFSET)]
     if upsert or value.deleted is not None:
         hidden.append(deleted.alias(DELETED))
+    if value.update_before is not None:
+        hidden.append(value.update_before.alias(UPDATE_BEFORE))
     if malformed_rows:
         hidden += [F.col("key").alias(HIDDEN_RAW_KEY), F.col("value").alias(HIDDEN_RAW_VALUE)]
     frame = frame.select(

@@ -1,5 +1,4 @@
 -- A GROUP BY over a debezium-json changelog into upsert-kafka: Flink retracts the old row of each update and delete before counting.
--- refused: whose updates and deletes Flink retracts before
 CREATE TABLE products (
   id INT,
   category STRING

@@ -1,5 +1,4 @@
 -- An upsert-kafka source: the latest value per key, tombstones delete; counted per country into upsert-kafka.
--- refused: Spark Structured Streaming cannot retract rows
 CREATE TABLE users (
   id INT,
   country STRING,
