@@ -138,6 +138,12 @@ def _explicit_schema_rule(check: FormatCheck) -> None:
 
 def _rules(check: FormatCheck) -> None:
     check_columns(check)
+    registry_rules(check)
+    _explicit_schema_rule(check)
+
+
+def registry_rules(check: FormatCheck) -> None:
+    """What the registry options need: no SSL options yet, a subject to read and register under."""
     for option in _SSL:
         if check.options.get(option) is not None:
             check.report(
@@ -154,7 +160,6 @@ def _rules(check: FormatCheck) -> None:
                 f"'{check.prefix}subject' is required: the table has no single Kafka topic to name the subject after.",
                 AvroConfluentOptions.URL.key,
             )
-    _explicit_schema_rule(check)
 
 
 def _subject(fmt: PayloadFormat) -> str:
@@ -167,59 +172,59 @@ def _fail(fmt: PayloadFormat, err: RegistryError) -> PipelineError:
     return PipelineError([Diagnostic.at(fmt.position, "schema-registry", f"Table '{fmt.table}': {err}.")])
 
 
-class AvroConfluentCodec(AvroCodec):
-    """Confluent wire format records, their schemas in a schema registry, through Spark's Avro functions (the
-    `avro` codec's module check and Spark packages)."""
+def schema_id(payload: Column) -> Column:
+    """The writer schema's id of a Confluent wire format record; NULL for a payload not in the format."""
+    framed = (F.length(payload) >= _HEADER_BYTES) & (F.substring(payload, 1, 1) == F.lit(b"\x00"))
+    return F.when(framed, F.conv(F.hex(F.substring(payload, 2, 4)), 16, 10).cast(IntegerType()))
 
-    label = "Avro (Confluent)"
 
-    def decode(self, payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decoded:
-        from pyspark.sql.avro.functions import from_avro
+class WireFormat:
+    """Confluent wire format records of a table's subject: decoded with their writer schemas, the versions of the
+    subject when the query starts (fetched once, here), into a reader schema."""
 
-        subject = _subject(fmt)
+    def __init__(self, fmt: PayloadFormat) -> None:
+        self.subject = _subject(fmt)
         try:
-            writers = subject_schemas(fmt.options, subject)
+            self.writers = subject_schemas(fmt.options, self.subject)
         except RegistryError as err:
             raise _fail(fmt, err) from None
-        reader = table_schema(avro_fields(fmt.fields), for_spark=True)
-        options = {
-            "mode": "PERMISSIVE",
-            "avroSchema": json.dumps(
-                {**reader, "fields": [*reader["fields"], {"name": _DECODED, "type": "boolean", "default": True}]}
-            ),
-        }
-        names = {k: f"{stage_prefix}_{k}" for k in ("payload", "id", "avro")}
-        # The stage's columns are computed together from the payload; the expressions below read them by name.
-        framed_payload = (F.length(payload) >= _HEADER_BYTES) & (F.substring(payload, 1, 1) == F.lit(b"\x00"))
-        payload_id = F.when(framed_payload, F.conv(F.hex(F.substring(payload, 2, 4)), 16, 10).cast(IntegerType()))
+        self.where = f"subject '{self.subject}' of schema registry {shown_url(str(fmt.options['url']))}"
+
+    def record(self, payload: Column, reader: dict[str, Any]) -> Column:
+        """The payload's record in the `reader` schema, its `_DECODED` field NULL when it does not decode."""
+        from pyspark.sql.avro.functions import from_avro
+
+        with_flag = {**reader, "fields": [*reader["fields"], {"name": _DECODED, "type": "boolean", "default": True}]}
+        options = {"mode": "PERMISSIVE", "avroSchema": json.dumps(with_flag)}
         body = F.substring(payload, _HEADER_BYTES + 1, 2**31 - 1)
+        identified = schema_id(payload)
         decoded = F.when(F.lit(False), from_avro(body, json.dumps(reader), options))
-        for writer in writers:
-            decoded = decoded.when(payload_id == writer.schema_id, from_avro(body, json.dumps(writer.schema), options))
-        stage = {names["payload"]: payload, names["id"]: payload_id, names["avro"]: decoded}
-        bytes_, identified = F.col(names["payload"]), F.col(names["id"])  # the id is NULL unless framed
-        record = F.col(names["avro"])
-        values = {f.column: decoded_value(record.getField(f.name), f.flink_type) for f in fmt.fields if f.flink_type}
-        known = ", ".join(str(w.schema_id) for w in writers) or "none"
-        where = f"subject '{subject}' of schema registry {shown_url(str(fmt.options['url']))}"
-        problem = (
-            F.when(bytes_.isNull(), F.lit(None).cast(StringType()))
+        for writer in self.writers:
+            decoded = decoded.when(identified == writer.schema_id, from_avro(body, json.dumps(writer.schema), options))
+        return decoded
+
+    def problem(self, payload: Column, identified: Column, record: Column) -> Column:
+        """Why the payload (`identified` its `schema_id`, `record` its `record`) cannot be read, or NULL."""
+        ids = [w.schema_id for w in self.writers]
+        known = ", ".join(str(i) for i in ids) or "none"
+        return (
+            F.when(payload.isNull(), F.lit(None).cast(StringType()))
             .when(
                 identified.isNull(),
                 F.concat(
                     F.lit("not in the Confluent wire format (a 0 byte, a 4-byte schema id, the Avro record): "),
-                    F.length(bytes_).cast(StringType()),
+                    F.length(payload).cast(StringType()),
                     F.lit(" bytes starting "),
-                    F.substring(F.hex(bytes_), 1, 16),
+                    F.substring(F.hex(payload), 1, 16),
                 ),
             )
             .when(
-                ~identified.isin([w.schema_id for w in writers]) if writers else F.lit(True),
+                ~identified.isin(ids) if ids else F.lit(True),
                 F.concat(
                     F.lit("schema id "),
                     identified.cast(StringType()),
                     F.lit(
-                        f" is not a version of {where} when the query started (ids {known}); restart the query "
+                        f" is not a version of {self.where} when the query started (ids {known}); restart the query "
                         "to read records of versions registered since"
                     ),
                 ),
@@ -229,10 +234,31 @@ class AvroConfluentCodec(AvroCodec):
                 F.concat(
                     F.lit("does not decode with schema id "),
                     identified.cast(StringType()),
-                    F.lit(f" of {where} into the table's columns"),
+                    F.lit(f" of {self.where} into the table's columns"),
                 ),
             )
         )
+
+
+class AvroConfluentCodec(AvroCodec):
+    """Confluent wire format records, their schemas in a schema registry, through Spark's Avro functions (the
+    `avro` codec's module check and Spark packages)."""
+
+    label = "Avro (Confluent)"
+
+    def decode(self, payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decoded:
+        wire = WireFormat(fmt)
+        reader = table_schema(avro_fields(fmt.fields), for_spark=True)
+        names = {k: f"{stage_prefix}_{k}" for k in ("payload", "id", "avro")}
+        # The stage's columns are computed together from the payload; the expressions below read them by name.
+        stage = {
+            names["payload"]: payload,
+            names["id"]: schema_id(payload),
+            names["avro"]: wire.record(payload, reader),
+        }
+        bytes_, record = F.col(names["payload"]), F.col(names["avro"])
+        values = {f.column: decoded_value(record.getField(f.name), f.flink_type) for f in fmt.fields if f.flink_type}
+        problem = wire.problem(bytes_, F.col(names["id"]), record)
         return Decoded(stage, values, bytes_.isNull(), F.lit(False), problem)
 
     def encode(self, fmt: PayloadFormat, row: Mapping[str, Column]) -> Column:

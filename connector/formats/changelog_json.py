@@ -18,7 +18,15 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField
 
 from connector.formats.json import JsonOptions, json_decode
-from connector.formats.payload import INVALID_UTF8, Codec, Decoded, PayloadFormat, fail, invalid_utf8, snippet
+from connector.formats.payload import (
+    INVALID_UTF8,
+    Codec,
+    Decoded,
+    PayloadFormat,
+    invalid_utf8,
+    refuse_changelog_key,
+    snippet,
+)
 from connector.sql.catalog import Table
 
 PARSE = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": "__corrupt_record"}
@@ -143,10 +151,4 @@ class ChangelogJsonCodec(Codec):
         return Decoded(stage, row.values, absent, F.lit(False), problem, deleted, metadata, update_before)
 
     def check(self, fmt: PayloadFormat, table: Table, format_key: str) -> None:
-        if fmt.role == "key":
-            fail(
-                table,
-                format_key,
-                f"A key format should only deal with INSERT-only records, but '{fmt.identifier}' is a changelog "
-                "format; use it as the value format.",
-            )
+        refuse_changelog_key(fmt, table, format_key)

@@ -235,6 +235,17 @@ def fail(table: Table, key: str, message: str) -> None:
     raise PipelineError([Diagnostic.at(table.option_position(key), "unsupported-format", message)])
 
 
+def refuse_changelog_key(fmt: PayloadFormat, table: Table, format_key: str) -> None:
+    """A changelog format (debezium-json, ...) as the key format: Flink refuses it, and so does this."""
+    if fmt.role == "key":
+        fail(
+            table,
+            format_key,
+            f"A key format should only deal with INSERT-only records, but '{fmt.identifier}' is a changelog format; "
+            "use it as the value format.",
+        )
+
+
 def spark_type_of(column: TableColumn) -> DataType:
     if column.data_type is None:
         raise ValueError(f"column '{column.name}' has no data type")

@@ -14,8 +14,9 @@ if TYPE_CHECKING:
     from connector.options.factory import Format  # format modules build on the factory module, which uses this one
 
 BUILTIN = (
-    "json", "csv", "raw", "avro", "avro_confluent", "debezium_json", "canal_json", "maxwell_json", "parquet", "planned"
-)
+    "json", "csv", "raw", "avro", "avro_confluent", "debezium_json", "canal_json", "maxwell_json",
+    "debezium_avro_confluent", "parquet", "planned",
+)  # fmt: skip
 _registered: dict[str, Format] = {}
 
 
