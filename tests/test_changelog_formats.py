@@ -222,8 +222,19 @@ def test_validate_refuses_what_spark_cannot_retract_or_flink_refuses(tmp_path: P
     assert no_key.startswith("upsert-key:") and "upsert key: none" in no_key
     (other_key,) = _errors(tmp_path, UPSERT, "SELECT CAST(name AS INT), CAST(id AS STRING) FROM products")
     assert other_key.startswith("upsert-key:")
-    written = _errors(tmp_path, kafka.format(fmt="debezium-json"), sink_key="")
-    assert any(e.startswith("unsupported-format: Writing format 'debezium-json' is not supported") for e in written)
+    written = _errors(tmp_path, kafka.format(fmt="canal-json"), sink_key="")
+    assert any(e.startswith("unsupported-format: Writing format 'canal-json' is not supported") for e in written)
+
+
+def test_validate_accepts_writing_debezium_json_from_queries_that_carry_their_old_rows(tmp_path: Path) -> None:
+    debezium = "'connector' = 'kafka', 'topic' = 'o', 'properties.bootstrap.servers' = 'x', 'format' = 'debezium-json'"
+    assert _errors(tmp_path, debezium, sink_key="") == []
+    assert _errors(tmp_path, debezium, "SELECT id, name FROM products WHERE id > 1", sink_key="") == []
+    counted = "SELECT CAST(COUNT(*) AS INT), name FROM products GROUP BY name"
+    (aggregate,) = _errors(tmp_path, debezium, counted, sink_key="")
+    assert aggregate.startswith("insert-changelog:") and "carry no old row" in aggregate
+    (schema,) = _errors(tmp_path, debezium + ", 'debezium-json.schema-include' = 'true'", sink_key="")
+    assert "'debezium-json.schema-include' is not supported for writing" in schema
 
 
 def test_the_formats_metadata_is_read_as_value_keys(spark: SparkSession) -> None:

@@ -430,7 +430,7 @@ def test_a_declared_but_unsupported_format_is_rejected() -> None:
     fmt = "protobuf"
     table = make_table({**KAFKA, "format": fmt, f"{fmt}.some-option": "x"})
     d = only_error(table, "unsupported-format", "format")
-    supported = "json, csv, raw, avro, avro-confluent, debezium-json, canal-json, maxwell-json"
+    supported = "json, csv, raw, avro, avro-confluent, debezium-json, canal-json, maxwell-json, debezium-avro-confluent"
     assert d.message == f"format '{fmt}' is not supported yet. Supported formats: {supported}."
 
 
@@ -473,7 +473,7 @@ def test_missing_value_format_lists_supported_formats() -> None:
     assert (
         "'value.format' (or 'format')" in d.message
         and "Supported formats: json, csv, raw, avro, avro-confluent, debezium-json, canal-json, "
-        "maxwell-json." in d.message
+        "maxwell-json, debezium-avro-confluent." in d.message
     )
 
 

@@ -178,3 +178,14 @@ def reads_changelog(table: Table) -> bool:
     except PipelineError:
         return False
     return found is not None and found[3].changelog
+
+
+def writes_changelog(table: Table) -> bool:
+    """Whether the table's value format writes changelog rows, retractions included (debezium-json): the table
+    takes a changelog's deletes and old rows as messages. False for a table whose options are invalid."""
+    try:
+        found = _format_in(table, "value")
+    except PipelineError:
+        return False
+    codec = found[3].codec if found is not None else None
+    return codec is not None and codec.writes_changes

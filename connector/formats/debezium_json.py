@@ -5,15 +5,18 @@ A change event `{"before": {...}, "after": {...}, "op": "c|r|u|d", ...}` (under 
 (create) and r (snapshot read), the `before` image for d, marked as a DELETE of its key; u (update) becomes
 its `before` image as UPDATE_BEFORE, then its `after` image.
 
-Writing is refused: Flink writes an update as a delete of the old row and an insert of the new one, and the
-updating queries here (Spark's update mode) carry no old row to write.
+Writing (`encode_change`) is Flink's: an INSERT or UPDATE_AFTER as op c with `after`, a DELETE or UPDATE_BEFORE
+as op d with `before`. A query writes it when it carries its old rows: a projection of a changelog, or a query of
+inserts; an aggregate's updates (Spark's update mode) carry none and are refused.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pyspark.sql import Column
 from pyspark.sql import functions as F
-from pyspark.sql.types import LongType, MapType, StringType, StructField, StructType
+from pyspark.sql.types import BinaryType, LongType, MapType, StringType, StructField, StructType
 
 from connector.formats.changelog_json import (
     JSON_OPTIONS,
@@ -26,6 +29,7 @@ from connector.formats.changelog_json import (
     read_metadata,
     unknown,
 )
+from connector.formats.json import JsonCodec
 from connector.formats.payload import PayloadFormat
 from connector.options.declarations import ConfigOption
 from connector.options.factory import Format
@@ -113,6 +117,18 @@ class DebeziumJsonCodec(ChangelogJsonCodec):
         )
         single = F.array(event(text, deleted, problem, F.when(deleted, before).otherwise(after), metadata))
         return F.when((op == F.lit("u")) & problem.isNull(), update).otherwise(single)
+
+
+    def encode_change(self, fmt: PayloadFormat, row: Mapping[str, Column], retracts: Column) -> Column:
+        """Flink's DebeziumJsonSerializationSchema: INSERT and UPDATE_AFTER as `{"before":null,"after":row,
+        "op":"c"}`, DELETE and UPDATE_BEFORE as `{"before":row,"after":null,"op":"d"}`, the row as `json` writes
+        it."""
+        image = JsonCodec().encode(fmt, row).cast(StringType())
+        before = F.when(retracts, image).otherwise(F.lit("null"))
+        after = F.when(retracts, F.lit("null")).otherwise(image)
+        op = F.when(retracts, F.lit("d")).otherwise(F.lit("c"))
+        text = F.concat(F.lit('{"before":'), before, F.lit(',"after":'), after, F.lit(',"op":"'), op, F.lit('"}'))
+        return text.cast(BinaryType())
 
 
 DEBEZIUM_JSON = Format(

@@ -106,6 +106,16 @@ class Codec:
         """The payload (BINARY) of one row; `row` maps table column names to their values."""
         raise NotImplementedError(f"format '{fmt.identifier}' does not encode records")
 
+    def encode_change(self, fmt: PayloadFormat, row: Mapping[str, Column], retracts: Column) -> Column:
+        """The payload (BINARY) of one changelog row: `retracts` is true for a DELETE or UPDATE_BEFORE, false for
+        an INSERT or UPDATE_AFTER. Only changelog formats that write (debezium-json) implement it."""
+        raise NotImplementedError(f"format '{fmt.identifier}' does not write changelogs")
+
+    @property
+    def writes_changes(self) -> bool:
+        """Whether the format writes changelog rows (`encode_change`), retractions included."""
+        return type(self).encode_change is not Codec.encode_change
+
     def records(self, payload: Column, fmt: PayloadFormat) -> Column:
         """The records of one payload as an ARRAY, to `decode` one by one: the payload alone, unless the
         format packs several (a top-level JSON array). A NULL payload is one NULL record."""

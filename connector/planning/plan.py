@@ -245,9 +245,12 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
         query_watermarks.update((p.view, p.table.watermark.column) for p in plans.values() if p.table.watermark)
         changelog = any(registry.reads_changelog(p.table) for p in plans.values())
         aggregated = aggregated_changelog(query, functools.partial(_reads_changelog, plans))
+        if aggregated is not None or (changelog and registry.writes_changelog(sink)):
+            # The old rows of updates (and for upsert-kafka, of deletes): the aggregates retract them, a changelog
+            # format's sink writes them.
+            plans = {k: dataclasses.replace(p, retractions=True) for k, p in plans.items()}
         if aggregated is not None:  # validated: its aggregates retract the old rows of updates and deletes
             query = retract(aggregated)
-            plans = {k: dataclasses.replace(p, retractions=True) for k, p in plans.items()}
         elif changelog and isinstance(query, exp.Select) and not any(isinstance(s, exp.Star) for s in query.selects):
             # A projection of a changelog (validation allows no more): tombstones stay deletes of their key.
             query = query.select(exp.column(DELETED_COLUMN), copy=False)

@@ -323,12 +323,13 @@ class _Checker:
             )
         return True
 
-    def changelog_sources(self, insert: Insert, changelogs: list[Table]) -> None:
+    def changelog_sources(self, insert: Insert, changelogs: list[Table], writes_changes: bool = False) -> None:
         """An upsert-kafka or CDC-format (debezium-json) source is a changelog: Flink retracts a key's previous
         row when it changes or is deleted, so filters, joins and aggregates see each key once. Spark's operators
         cannot retract, and would count every version: a plain projection of such a table is exact, and so are
         the aggregates `connector.sql.retractions` rewrites, given the old rows (a CDC format's own, or an upsert-kafka
-        key's previous row, kept by `connector.runtime.normalize`)."""
+        key's previous row, kept by `connector.runtime.normalize`). A sink that `writes_changes` (debezium-json)
+        takes every old row and delete as a message: a filter of the changelog is exact too."""
         if not changelogs:
             return
         aggregated = aggregated_changelog(insert.query, self.changelog_table)
@@ -344,7 +345,7 @@ class _Checker:
                     "of inserts.",
                 )
             return
-        kinds = {
+        kinds: dict[type[exp.Expr], str] = {
             exp.Where: "a filter (WHERE)",
             exp.Join: "a join",
             exp.Group: "a GROUP BY",
@@ -353,6 +354,8 @@ class _Checker:
             exp.Window: "an OVER window",
             WindowTVF: "a window TVF",
         }
+        if writes_changes:
+            del kinds[exp.Where]
         for query in queries_read(self.pipeline, insert.query):
             for kind, words in kinds.items():
                 if query.find(kind) is not None:
@@ -368,7 +371,8 @@ class _Checker:
                         "inserts to do more.",
                     )
                     return
-        self.upsert_key(insert, changelogs)
+        if not writes_changes:
+            self.upsert_key(insert, changelogs)
 
     def changelog_table(self, name: str) -> bool:
         table = self.pipeline.table(name)
@@ -412,7 +416,17 @@ class _Checker:
                 self.relation(insert.target, insert.position)
             return
         changelogs = [t for t in read_tables(self.pipeline, insert.query) if registry.reads_changelog(t)]
-        if not _accepts_updates(target) and changelogs:
+        writes_changes = registry.writes_changelog(target)
+        if writes_changes and produces_updates(self.pipeline, insert.query):
+            self.error(
+                insert.position,
+                "insert-changelog",
+                f"Table sink '{target.name}' writes a changelog format, in which Flink writes each update as a "
+                "delete of the old row and an insert of the new one; the updates of this aggregate carry no old row "
+                "here (Spark's update mode). Write the aggregate to an upsert-kafka table or to jdbc with a PRIMARY "
+                "KEY; a projection or filter of a changelog, or a query of inserts, can be written in this format.",
+            )
+        elif not _accepts_updates(target) and not writes_changes and changelogs:
             self.error(
                 insert.position,
                 "insert-changelog",
@@ -428,7 +442,7 @@ class _Checker:
                 f"this query produces (an aggregate outside a window). Aggregate over a window TVF, or write to "
                 f"a sink that accepts updates: {', '.join(UPDATING_SINKS)}, jdbc with a PRIMARY KEY.",
             )
-        self.changelog_sources(insert, changelogs)
+        self.changelog_sources(insert, changelogs, writes_changes)
         produced = self.output_columns(insert.query, insert.position)
         sink_cols: list[Column] = [c for c in target.columns if c.persisted]
         if insert.columns:

@@ -139,18 +139,27 @@ def _kafka_primary_key(check: Check) -> None:
 
 
 def _changelog_format_sink(check: Check) -> None:
-    """Flink writes a changelog format's UPDATE as a delete of the old row plus an insert of the new one; the
-    updating queries here carry no before-image (Spark's update mode), so such a topic would lack the deletes."""
+    """Flink writes a changelog format's UPDATE as a delete of the old row plus an insert of the new one: the
+    formats that write changes (debezium-json) get them from the query; the others are refused."""
     fmt = _value_format(check)
-    if fmt is not None and fmt.changelog:
+    if fmt is None or not fmt.changelog:
+        return
+    if fmt.codec is None or not fmt.codec.writes_changes:
         check.report(
             "unsupported-format",
-            f"Writing format '{fmt.identifier}' is not supported: Flink writes each update as a delete of the old "
-            "row and an insert of the new one, and kafka-sql's updating queries carry no old row. Write the "
-            "changelog to an 'upsert-kafka' table (upserts and tombstones by PRIMARY KEY) or to jdbc with a "
-            "PRIMARY KEY.",
+            f"Writing format '{fmt.identifier}' is not supported yet. Write the changelog as 'debezium-json', to "
+            "an 'upsert-kafka' table (upserts and tombstones by PRIMARY KEY) or to jdbc with a PRIMARY KEY.",
             K.VALUE_FORMAT.key,
         )
+        return
+    for key, value in check.table.options.items():
+        if key.endswith(f"{fmt.identifier}.schema-include") and value.strip().lower() == "true":
+            check.report(
+                "unsupported-format",
+                f"'{key}' is not supported for writing: Flink writes the Kafka Connect schema of every record; "
+                "write the change events without it.",
+                key,
+            )
 
 
 def _upsert_primary_key(check: Check) -> None:

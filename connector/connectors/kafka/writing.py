@@ -66,11 +66,15 @@ def kafka_records(frame: DataFrame, table: Table) -> DataFrame:
             [Diagnostic.at(table.position, "missing-option", f"Table '{table.name}' needs a 'value.format'.")]
         )
     key_fmt = PayloadFormat.of(table, "key")
-    value = formats.encode(value_fmt, row)
-    if DELETED in frame.columns:
-        if table.connector != "upsert-kafka":
-            reject_deletes(frame, table)
-        value = F.when(~F.coalesce(F.col(DELETED), F.lit(False)), value)
+    retracts = F.coalesce(F.col(DELETED), F.lit(False)) if DELETED in frame.columns else F.lit(False)
+    if value_fmt.codec.writes_changes:  # a changelog format (debezium-json) writes retractions as its messages
+        value = value_fmt.codec.encode_change(value_fmt, row, retracts)
+    else:
+        value = formats.encode(value_fmt, row)
+        if DELETED in frame.columns:
+            if table.connector != "upsert-kafka":
+                reject_deletes(frame, table)
+            value = F.when(~retracts, value)
     columns: list[Column] = [value.alias("value")]
     if key_fmt is not None and key_fmt.fields:
         columns.append(formats.encode(key_fmt, row).alias("key"))
