@@ -83,6 +83,32 @@ def source_dataframe(
     return reader.read(spark, table, malformed_rows=malformed_rows, end_of_input=end_of_input)
 
 
+def lookup_dataframe(spark: SparkSession, table: Table) -> DataFrame:
+    """The rows of `table` for lookup joins: a static relation its connector's `lookup` module gives, which a
+    stream-static join reads again every micro-batch."""
+    factory = registry.connector_factory(table)
+    if factory is None or factory.lookup is None:
+        raise PipelineError(
+            [
+                Diagnostic.at(
+                    table.option_position("connector"),
+                    "connector-usage",
+                    f"Table '{table.name}' cannot be looked up: connector '{table.connector}' has no lookup.",
+                )
+            ]
+        )
+    module: LookupReader = importlib.import_module(factory.lookup)
+    return module.lookup(spark, table)
+
+
+class LookupReader(Protocol):
+    """What a connector's lookup module (its factory's `lookup`) provides."""
+
+    def lookup(self, spark: SparkSession, table: Table) -> DataFrame:
+        """The table's physical columns as a static relation, read when a micro-batch joins it."""
+        ...
+
+
 class SourceReader(Protocol):
     """What a connector's reading module (its factory's `reader`) provides."""
 

@@ -86,6 +86,23 @@ def validate_source(table: Table) -> list[Diagnostic]:
     return check.diagnostics
 
 
+def validate_lookup(table: Table) -> list[Diagnostic]:
+    """A table a lookup join (FOR SYSTEM_TIME AS OF) reads must be of a connector that looks rows up (jdbc)."""
+    factory = connector_factory(table)
+    if factory is None or factory.lookup is not None:
+        return []
+    able = ", ".join(f.identifier for f in factories().values() if f.lookup is not None)
+    return [
+        Diagnostic.at(
+            table.option_position(CONNECTOR_KEY),
+            "connector-usage",
+            f"Table '{table.name}' is looked up (FOR SYSTEM_TIME AS OF), but connector '{factory.identifier}' cannot "
+            f"look rows up; connectors that can: {able}. An event-time temporal join against a versioned table "
+            "is not supported yet.",
+        )
+    ]
+
+
 def validate_sink_metadata(table: Table) -> list[Diagnostic]:
     """Persisted metadata columns of a table written to must be writable and castable to their type."""
     factory = connector_factory(table)

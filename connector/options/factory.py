@@ -114,6 +114,7 @@ class Factory:
     options: tuple[ConfigOption[Any], ...]
     reader: str | None = None  # module whose `read(spark, table, ...)` gives the table's rows; None: no source
     writer: str | None = None  # module whose `start(...)` / `batch_writer(...)` write the table; None: no sink
+    lookup: str | None = None  # module whose `lookup(spark, table)` gives the table for lookup joins; None: none
     describe_source: Callable[[Table, ResolvedOptions], SourceBehaviour] | None = None  # for plans and explain
     describe_sink: Callable[[Table, ResolvedOptions], dict[str, str]] | None = None
     format_slots: tuple[FormatSlot, ...] = ()

@@ -27,6 +27,7 @@ from connector.sql import validation
 from connector.sql.catalog import DELETED_COLUMN, Function, Insert, Pipeline, Table
 from connector.sql.deduplication import Deduplication
 from connector.sql.intervals import watermark_delay
+from connector.sql.lookups import is_lookup
 from connector.sql.retractions import aggregated_changelog, retract
 from connector.sql.rewriting import TranspileError
 from connector.sql.statements import table_option_hints
@@ -50,6 +51,7 @@ class SourcePlan:
     behaviour: dict[str, str]
     row_limit: int | None = None  # datagen 'number-of-rows': the runner stops the query after that many rows
     final_watermark: bool = False  # a bounded scan ends with the end-of-input row (Flink's final watermark)
+    lookup: bool = False  # looked up by a lookup join: a static relation of the connector's `lookup`
     retractions: bool = False  # the query's aggregates retract old rows: a CDC format's kept, upsert-kafka's normalized
 
     def to_json(self) -> dict[str, Any]:
@@ -203,6 +205,10 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
             effective, view, described.bounded, described.words, described.rows, described.final_watermark
         )
 
+    def lookup_plan(table: Table, view: str) -> SourcePlan:
+        words = {"lookup": f"{table.options.get('table-name', table.name)}, read again every micro-batch"}
+        return SourcePlan(table, view, True, words, lookup=True)
+
     watermarks = {t.name: t.watermark.column for t in pipeline.tables.values() if t.watermark}
     proctimes = {t.name: c for t in pipeline.tables.values() for c in _proctime_columns(t)}
     views: list[tuple[str, str]] = []
@@ -222,16 +228,18 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
         suffix = "" if count == 1 else f"-{count}"
         query_name = f"{name}.{sink.name}{suffix}"
         query = insert.query.copy()
-        plans: dict[tuple[str, tuple[tuple[str, str], ...]], SourcePlan] = {}
+        plans: dict[tuple[str, tuple[tuple[str, str], ...], bool], SourcePlan] = {}
         for ref in query.find_all(exp.Table):
             read = pipeline.table(ref.name)
             if read is None:
                 continue
             hints = table_option_hints(ref)
-            ref_key = (read.name.lower(), tuple(sorted(hints.items())))
+            looked_up = is_lookup(ref)
+            ref_key = (read.name.lower(), tuple(sorted(hints.items())), looked_up)
             if ref_key not in plans:
                 ordinal = sum(1 for k in plans if k[0] == ref_key[0])
-                plans[ref_key] = source_plan(read, hints, _view_name(read.name, ordinal), query_name)
+                named = _view_name(read.name, ordinal)
+                plans[ref_key] = lookup_plan(read, named) if looked_up else source_plan(read, hints, named, query_name)
             plan = plans[ref_key]
             if plan.view != read.name:
                 if not ref.alias:
@@ -240,7 +248,7 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
             ref.set("hints", None)
         for table in validation.read_tables(pipeline, insert.query):  # tables read through views
             if not any(k[0] == table.name.lower() for k in plans):
-                plans[(table.name.lower(), ())] = source_plan(table, {}, table.name, query_name)
+                plans[(table.name.lower(), (), False)] = source_plan(table, {}, table.name, query_name)
         query_watermarks = dict(watermarks)
         query_watermarks.update((p.view, p.table.watermark.column) for p in plans.values() if p.table.watermark)
         changelog = any(registry.reads_changelog(p.table) for p in plans.values())
@@ -257,7 +265,10 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
         query_proctimes = dict(proctimes)
         query_proctimes.update((p.view, c) for p in plans.values() for c in _proctime_columns(p.table))
         try:
-            spark = to_spark_query(query, watermarks=query_watermarks, proctimes=query_proctimes, owned=True)
+            lookups = [p.view for p in plans.values() if p.lookup]
+            spark = to_spark_query(
+                query, watermarks=query_watermarks, proctimes=query_proctimes, owned=True, lookups=lookups
+            )
         except TranspileError as err:
             diagnostics.append(Diagnostic.at(insert.position, "unsupported", err.message))
             continue

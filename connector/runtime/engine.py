@@ -215,6 +215,9 @@ def start_query(
     every micro-batch passes the gate before the sink writes it."""
     view_columns = {}
     for source in query.sources:
+        if source.lookup:  # a static relation, read again by every micro-batch that joins it
+            reading.lookup_dataframe(spark, source.table).createOrReplaceTempView(source.view)
+            continue
         malformed = gate is not None and source.table in gate.malformed_sources
         source_rows = _source_frame(spark, source, malformed_rows=malformed, counted=True)
         source_rows.createOrReplaceTempView(source.view)

@@ -20,7 +20,7 @@ node of the caller's tree (it keeps its position), so the validator can point at
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
 from sqlglot import exp
@@ -48,11 +48,14 @@ def to_spark_query(
     proctimes: Mapping[str, str] | None = None,
     streaming: bool = True,
     owned: bool = False,
+    lookups: Collection[str] = (),
 ) -> SparkQuery:
     """Spark SQL computing what the Flink `query` computes (see `transpile`); `proctimes` maps a table or view
     name to its processing-time attribute, which deduplication orders by. `owned`: the caller made `query` for
-    this call and will not use it again, so it is rewritten in place rather than copied first."""
-    rewriter = _Rewriter(_lower(watermarks), streaming, _lower(proctimes))
+    this call and will not use it again, so it is rewritten in place rather than copied first. `lookups` names the
+    relations that lookup joins read (`FOR SYSTEM_TIME AS OF`, see `connector.sql.lookups`): static relations of
+    stream-static joins."""
+    rewriter = _Rewriter(_lower(watermarks), streaming, _lower(proctimes), {name.lower() for name in lookups})
     sql = rewriter.query(query, owned=owned).sql(dialect="spark", copy=False)  # the rewritten tree is ours
     return SparkQuery(sql, rewriter.deduplications)
 
@@ -95,8 +98,11 @@ def _bottom_up(tree: exp.Expr, fun: Callable[[exp.Expr], exp.Expr]) -> exp.Expr:
 class _Rewriter:
     """One transpilation: the watermarked columns by relation and whether the query streams."""
 
-    def __init__(self, watermarks: dict[str, str], streaming: bool, proctimes: dict[str, str]) -> None:
+    def __init__(
+        self, watermarks: dict[str, str], streaming: bool, proctimes: dict[str, str], lookups: set[str] | None = None
+    ) -> None:
         self.watermarks = watermarks
+        self.lookups = lookups or set()
         self.streaming = streaming
         self.proctimes = proctimes
         self.deduplications: list[Deduplication] = []
@@ -144,7 +150,8 @@ class _Rewriter:
                     "use current_timestamp() in a later query instead.",
                     node,
                 )
-            if isinstance(node, exp.Table) and node.args.get("version") is not None:
+            looked_up = isinstance(node, exp.Table) and node.name.lower() in self.lookups
+            if isinstance(node, exp.Table) and node.args.get("version") is not None and not looked_up:
                 raise TranspileError(
                     "FOR SYSTEM_TIME AS OF (temporal / lookup join) has no Spark Structured Streaming "
                     "equivalent; join with a static table instead (a stream-static join reads its latest "
@@ -185,6 +192,8 @@ class _Rewriter:
         """Flink's regular outer join of two streams emits a NULL-padded row, then retracts it when a match
         arrives. Spark streams outer joins only as interval joins, whose condition bounds the time columns
         (watermarked) of both sides, so that a NULL-padded row is final when the watermark passes."""
+        if isinstance(join.this, exp.Table) and join.this.name.lower() in self.lookups:
+            return  # a lookup join: a stream-static join, which Spark streams as a LEFT join too
         select = join.find_ancestor(exp.Select)
         relations = [select.args["from_"].this, *(j.this for j in select.args.get("joins") or [])] if select else []
         rowtimes = {
@@ -300,6 +309,7 @@ class _Rewriter:
         node.set("catalog", None)
         node.set("db", None)
         node.set("hints", None)
+        node.set("version", None)  # only a lookup join's is left (`reject_unsupported`): Spark reads it per batch
         return node
 
     def subscript(self, node: exp.Bracket) -> exp.Expr:

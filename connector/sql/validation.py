@@ -20,6 +20,7 @@ from connector.sql import annotate
 from connector.sql.annotate import infer_type
 from connector.sql.catalog import Column, ColumnKind, Insert, Pipeline, Table
 from connector.sql.expressions import WindowTVF
+from connector.sql.lookups import is_lookup, lookup_problem, lookup_tables
 from connector.sql.retractions import aggregated_changelog, retraction_problem
 from connector.sql.types import CastSupport, cast_support, flink_sql
 
@@ -443,6 +444,10 @@ class _Checker:
                 f"a sink that accepts updates: {', '.join(UPDATING_SINKS)}, jdbc with a PRIMARY KEY.",
             )
         self.changelog_sources(insert, changelogs, writes_changes)
+        for ref in insert.query.find_all(exp.Table):
+            problem = lookup_problem(self.pipeline, ref) if is_lookup(ref) else None
+            if problem is not None:
+                self.error(insert.position, "lookup-join", problem)
         produced = self.output_columns(insert.query, insert.position)
         sink_cols: list[Column] = [c for c in target.columns if c.persisted]
         if insert.columns:
@@ -604,12 +609,12 @@ def queries_read(pipeline: Pipeline, query: exp.Query) -> list[exp.Query]:
 
 
 def read_tables(pipeline: Pipeline, query: exp.Query) -> list[Table]:
-    """The tables a query reads, looking through views, in first-use order."""
+    """The tables a query reads as streams, looking through views, in first-use order (not those it looks up)."""
     found: dict[str, Table] = {}
     for node in queries_read(pipeline, query):
         for ref in node.find_all(exp.Table):
             table = pipeline.table(ref.name)
-            if table is not None:
+            if table is not None and not is_lookup(ref):
                 found.setdefault(table.name.lower(), table)
     return list(found.values())
 
@@ -628,6 +633,8 @@ def validate(pipeline: Pipeline, locate: Locate | None = None) -> list[Diagnosti
             sinks[target.name.lower()] = target
     for table in sources.values():
         checker.diagnostics.extend(registry.validate_source(table))
+    for table in {t.name.lower(): t for i in pipeline.inserts for t in lookup_tables(pipeline, i.query)}.values():
+        checker.diagnostics.extend(registry.validate_lookup(table))
     for table in sinks.values():
         checker.diagnostics.extend(registry.validate_sink(table))
     for view in pipeline.views.values():

@@ -1,7 +1,8 @@
-"""The `jdbc` connector's factory: Flink's JDBC connector options (flink-connector-jdbc), as a sink.
+"""The `jdbc` connector's factory: Flink's JDBC connector options (flink-connector-jdbc), as a sink and as the
+table of lookup joins.
 
 PostgreSQL is the database supported (its JDBC driver, `org.postgresql:postgresql`, is resolved from Maven Central
-for the session); reading a JDBC table (scan, lookup joins) is not supported yet.
+for the session); scanning a JDBC table as a source is not supported yet.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from sqlglot import exp
 
 from connector.options.declarations import ConfigOption, ResolvedOptions
 from connector.options.factory import Check, Factory
-from connector.options.types import DURATION, INT, STRING
+from connector.options.types import BOOLEAN, DURATION, ENUM, INT, LONG, STRING
 from connector.quality.options import QUALITY_OPTIONS
 from connector.sql.catalog import Table
 from connector.sql.types import flink_sql, type_root
@@ -25,7 +26,9 @@ class JdbcOptions:
     """Options of the `jdbc` connector (Flink's names, defaults and meanings)."""
 
     URL = ConfigOption("url", STRING, "The JDBC database url, e.g. 'jdbc:postgresql://host:5432/db'.", required=True)
-    TABLE_NAME = ConfigOption("table-name", STRING, "The name of the JDBC table to write to.", required=True)
+    TABLE_NAME = ConfigOption(
+        "table-name", STRING, "The name of the JDBC table to write to or look rows up in.", required=True
+    )
     DRIVER = ConfigOption(
         "driver", STRING, "The class name of the JDBC driver; derived from the url when not set."
     )
@@ -54,6 +57,39 @@ class JdbcOptions:
         "sink.max-retries", INT, "The most times a failed write of a micro-batch is retried.", default=3
     )
     SINK_PARALLELISM = ConfigOption("sink.parallelism", INT, "Flink: the sink's parallelism (Spark's partitions).")
+    LOOKUP_CACHE = ConfigOption(
+        "lookup.cache",
+        ENUM("NONE", "PARTIAL"),
+        "Flink: the lookup cache. Here a lookup join reads the table once per micro-batch, fresher than any cache.",
+        default="NONE",
+    )
+    LOOKUP_PARTIAL_CACHE_MAX_ROWS = ConfigOption(
+        "lookup.partial-cache.max-rows",
+        LONG,
+        "Flink: the most rows of the lookup cache. A micro-batch here holds the table read once.",
+        deprecated_keys=("lookup.cache.max-rows",),
+    )
+    LOOKUP_PARTIAL_CACHE_EXPIRE_AFTER_WRITE = ConfigOption(
+        "lookup.partial-cache.expire-after-write",
+        DURATION,
+        "Flink: how long a cached row lives. Here rows are read again every micro-batch.",
+        deprecated_keys=("lookup.cache.ttl",),
+    )
+    LOOKUP_PARTIAL_CACHE_EXPIRE_AFTER_ACCESS = ConfigOption(
+        "lookup.partial-cache.expire-after-access",
+        DURATION,
+        "Flink: how long an unread cached row lives. Here rows are read again every micro-batch.",
+    )
+    LOOKUP_PARTIAL_CACHE_CACHE_MISSING_KEY = ConfigOption(
+        "lookup.partial-cache.cache-missing-key",
+        BOOLEAN,
+        "Flink: whether keys without a row are cached too. Here a key missing in a micro-batch's read is missing.",
+        default=True,
+        deprecated_keys=("lookup.cache.caching-missing-key",),
+    )
+    LOOKUP_MAX_RETRIES = ConfigOption(
+        "lookup.max-retries", INT, "The most times a failed read of the looked-up table is retried.", default=3
+    )
 
 
 def driver_of(url: str) -> tuple[str, str] | None:
@@ -102,9 +138,11 @@ def _describe_sink(table: Table, opts: ResolvedOptions) -> dict[str, str]:
 
 FACTORY = Factory(
     "jdbc",
-    "Writes rows to a database table over JDBC (PostgreSQL): appended, or upserted by PRIMARY KEY.",
+    "Writes rows to a database table over JDBC (PostgreSQL): appended, or upserted by PRIMARY KEY; looks rows up "
+    "for lookup joins (FOR SYSTEM_TIME AS OF a processing time).",
     options=(*(v for v in vars(JdbcOptions).values() if isinstance(v, ConfigOption)), *QUALITY_OPTIONS),
     writer="connector.connectors.jdbc.writing",
+    lookup="connector.connectors.jdbc.lookup",
     describe_sink=_describe_sink,
     rules=(_supported_database, _supported_types),
     spark_packages=(POSTGRES_DRIVER,),
