@@ -70,15 +70,7 @@ def source_dataframe(
         table = dataclasses.replace(table, options={**table.options, **option_overrides})
     factory = registry.connector_factory(table)
     if factory is None or factory.reader is None:
-        raise PipelineError(
-            [
-                Diagnostic.at(
-                    table.option_position("connector"),
-                    "connector-usage",
-                    f"Table '{table.name}' cannot be read: connector '{table.connector}' is not a source.",
-                )
-            ]
-        )
+        raise _unusable(table, f"cannot be read: connector '{table.connector}' is not a source")
     reader: SourceReader = importlib.import_module(factory.reader)
     return reader.read(spark, table, malformed_rows=malformed_rows, end_of_input=end_of_input)
 
@@ -88,17 +80,15 @@ def lookup_dataframe(spark: SparkSession, table: Table) -> DataFrame:
     stream-static join reads again every micro-batch."""
     factory = registry.connector_factory(table)
     if factory is None or factory.lookup is None:
-        raise PipelineError(
-            [
-                Diagnostic.at(
-                    table.option_position("connector"),
-                    "connector-usage",
-                    f"Table '{table.name}' cannot be looked up: connector '{table.connector}' has no lookup.",
-                )
-            ]
-        )
+        raise _unusable(table, f"cannot be looked up: connector '{table.connector}' has no lookup")
     module: LookupReader = importlib.import_module(factory.lookup)
     return module.lookup(spark, table)
+
+
+def _unusable(table: Table, words: str) -> PipelineError:
+    return PipelineError(
+        [Diagnostic.at(table.option_position("connector"), "connector-usage", f"Table '{table.name}' {words}.")]
+    )
 
 
 class LookupReader(Protocol):
