@@ -805,14 +805,24 @@ def test_deduplication_becomes_a_deduplicated_view() -> None:
     assert (deduplication.view, deduplication.sql, deduplication.keys) == ("__dedup_1", "SELECT id, v FROM src", ["id"])
 
 
+def test_a_top_n_becomes_a_ranked_view_ordered_by_columns_the_outer_query_need_not_select() -> None:
+    query = to_spark_query(parse(DEDUP.format(order="DESC", where="WHERE rn <= 3")), proctimes={"src": "pt"})
+
+    assert query.sql == "SELECT id, v, __deleted FROM __dedup_1"
+    [ranked] = query.deduplications
+    assert ranked.sql == "SELECT id, v, pt AS __topn_order_0 FROM src" and ranked.keys == ["id"]
+    assert ranked.top is not None
+    assert (ranked.top.limit, ranked.top.order, ranked.top.rank_selected) == (3, [("__topn_order_0", True)], False)
+
+
 @pytest.mark.parametrize(
     ("order", "where", "proctimes", "message"),
     [
         ("DESC", "WHERE rn = 1", {"src": "pt"}, "keeping the last row (ORDER BY proctime DESC) is not supported"),
         ("ASC", "WHERE rn = 1", {}, "ordered by a processing-time attribute only"),
-        ("ASC", "WHERE rn <= 3", {"src": "pt"}, "Top-N (ROW_NUMBER() ... <= N with N > 1"),
+        ("ASC", "WHERE rn <= 3 AND v > 1", {"src": "pt"}, "Top-N is supported with its rank bounded alone"),
     ],
-    ids=["last-row", "event-time", "top-n"],
+    ids=["last-row", "event-time", "top-n-filtered"],
 )
 def test_rankings_spark_cannot_run_are_refused(
     order: str, where: str, proctimes: dict[str, str], message: str

@@ -282,7 +282,8 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
                 sink=sink,
                 sources=list(plans.values()),
                 spark_sql=spark.sql,
-                output_mode="update" if updating else "append",
+                # A Top-N's operator emits its changes as rows (and __deleted): appended, as Spark requires of it.
+                output_mode="update" if updating and not any(d.top for d in spark.deduplications) else "append",
                 trigger=query_trigger,
                 deduplications=spark.deduplications,
             )

@@ -35,6 +35,7 @@ from connector.quality.gate import QualityGate
 from connector.quality.provenance import PROVENANCE, provenance_view, with_provenance
 from connector.runtime.normalize import normalize
 from connector.runtime.python_udfs import register_functions
+from connector.runtime.top_n import top_n
 from connector.sql.catalog import ColumnKind, Pipeline, Table
 from connector.sql.intervals import watermark_delay
 from connector.sql.transpile import to_spark_sql
@@ -232,7 +233,11 @@ def start_query(
         for name, view_sql in plan.views:
             spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW `{name}` AS {view_sql}")
         for deduplication in query.deduplications:  # Flink's first row per key: Spark's dropDuplicates
-            rows = spark.sql(deduplication.sql).dropDuplicates(deduplication.keys)
+            rows = spark.sql(deduplication.sql)
+            if deduplication.top is None:
+                rows = rows.dropDuplicates(deduplication.keys)
+            else:  # a Top-N: the N first rows per key, what changes emitted with __deleted
+                rows = top_n(rows, deduplication.keys, deduplication.top)
             rows.createOrReplaceTempView(deduplication.view)
         frame = _align(spark.sql(sql), query.sink, query.insert.columns, PROVENANCE if gate else ())
     if gate is not None:

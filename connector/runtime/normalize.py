@@ -24,7 +24,7 @@ from connector.connectors.reading import DELETED, OFFSET, PARTITION, TOPIC
 
 ROW = "__row"
 # Every digit of TIMESTAMP(9) and of time zone offsets survives the JSON text of the state.
-_JSON = {
+STATE_JSON = {
     "timestampFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSSSSSXXX",
     "timestampNTZFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSSSSS",
     "ignoreNullFields": "false",
@@ -48,14 +48,14 @@ def normalize(frame: DataFrame, key: list[str]) -> DataFrame:
     schema = StructType([frame.schema[c] for c in visible])
     records = frame.select(
         *[F.col(f"`{k}`").alias(f"__key_{i}") for i, k in enumerate(key)],
-        F.to_json(F.struct(*[F.col(f"`{c}`") for c in visible]), _JSON).alias(ROW),
+        F.to_json(F.struct(*[F.col(f"`{c}`") for c in visible]), STATE_JSON).alias(ROW),
         F.col(DELETED),
         *[F.col(c).cast(_EVENTS[c].dataType) for c in (TOPIC, PARTITION, OFFSET)],
     )
     events = records.groupBy(*[f"__key_{i}" for i in range(len(key))]).applyInPandasWithState(
         _normalized, _EVENTS, _STATE, "append", GroupStateTimeout.NoTimeout
     )
-    row = F.from_json(F.col(ROW), schema, _JSON)
+    row = F.from_json(F.col(ROW), schema, STATE_JSON)
     return events.select(*[row.getField(c).alias(c) for c in visible], *[F.col(c) for c in hidden])
 
 

@@ -5,8 +5,9 @@ key, kept as long as Flink's state TTL, forever by default). Spark's `dropDuplic
 exactly that, but has no SQL form: the transpiler cuts the ranked subquery out of the query (`extract`), the
 query reads it as a view, and the engine defines the view as the subquery's rows with `dropDuplicates(keys)`.
 
-Other uses of ROW_NUMBER are refused with the reason: ORDER BY ... DESC (the last row, which updates its key),
-ordering by event time (Flink orders by the rowtime, Spark only keeps the first arrival), and Top-N (rank > 1).
+A rank bounded above 1 is a Top-N (`connector.sql.top_n`), cut out the same way. Other uses of ROW_NUMBER are
+refused with the reason: ORDER BY ... DESC (the last row, which updates its key) and ordering by event time (Flink
+orders by the rowtime, Spark only keeps the first arrival).
 """
 
 from __future__ import annotations
@@ -15,17 +16,21 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from connector.sql.catalog import DELETED_COLUMN
 from connector.sql.rewriting import TranspileError
+from connector.sql.top_n import TopN, top_n
 
 
 @dataclass
 class Deduplication:
-    """The rows of `select`, the first per `keys` in processing order, read by the query as view `view`."""
+    """The rows of `select`, the first per `keys` in processing order (with `top`, the top N per `keys`), read by
+    the query as view `view`."""
 
     view: str
     select: exp.Select
     keys: list[str]
     sql: str = ""  # the select as Spark SQL, once transpiled
+    top: TopN | None = None
 
 
 def extract(outer: exp.Select, proctimes: dict[str, str], number: int) -> Deduplication | None:
@@ -43,12 +48,15 @@ def extract(outer: exp.Select, proctimes: dict[str, str], number: int) -> Dedupl
     rank, window = ranked[0].alias, ranked[0].this
     first_only = _first_only(outer.args.get("where"), rank)
     if first_only is None:
-        raise TranspileError(
-            "Top-N (ROW_NUMBER() ... <= N with N > 1, or another filter on the rank) is not supported: it updates "
-            "and retracts ranks, which Spark Structured Streaming cannot do. Deduplication (rank = 1, ordered by a "
-            "processing-time attribute) is supported.",
-            window,
-        )
+        top = top_n(outer, inner, ranked[0])
+        keys = _partition_keys(inner, window, "Top-N") if window.args.get("partition_by") else []  # a global one
+        view = f"__dedup_{number}"
+        ranked[0].pop()  # the view's operator numbers the rows
+        outer.set("where", None)
+        if not any(isinstance(s, exp.Star) for s in outer.selects):
+            outer.select(exp.column(DELETED_COLUMN), copy=False)  # the rows it retracts, for the upsert sink
+        subquery.replace(exp.Table(this=exp.to_identifier(view), alias=subquery.args.get("alias")))
+        return Deduplication(view, inner, keys, top=top)
     order = window.args.get("order")
     orderings = order.expressions if isinstance(order, exp.Order) else []
     ordered = orderings[0].this if len(orderings) == 1 else None
@@ -65,10 +73,7 @@ def extract(outer: exp.Select, proctimes: dict[str, str], number: int) -> Dedupl
             "its key, which Spark Structured Streaming cannot do; keep the first row (ASC).",
             window,
         )
-    partition = window.args.get("partition_by") or []
-    outputs = {s.alias_or_name.lower() for s in inner.selects}
-    if not partition or not all(isinstance(p, exp.Column) and p.name.lower() in outputs for p in partition):
-        raise TranspileError("Deduplication needs PARTITION BY columns the subquery also selects.", window)
+    keys = _partition_keys(inner, window, "Deduplication")
     view = f"__dedup_{number}"
     ranked[0].pop()
     for column in list(outer.find_all(exp.Column)):
@@ -76,7 +81,18 @@ def extract(outer: exp.Select, proctimes: dict[str, str], number: int) -> Dedupl
             column.replace(exp.Literal.number(1))
     outer.set("where", None if first_only is True else first_only)
     subquery.replace(exp.Table(this=exp.to_identifier(view), alias=subquery.args.get("alias")))
-    return Deduplication(view, inner, [p.name for p in partition])
+    return Deduplication(view, inner, keys)
+
+
+def _partition_keys(inner: exp.Select, window: exp.Window, what: str) -> list[str]:
+    partition = window.args.get("partition_by") or []
+    outputs = {s.alias_or_name.lower() for s in inner.selects}
+    star = any(isinstance(s, exp.Star) for s in inner.selects)
+    if not partition or not all(
+        isinstance(p, exp.Column) and (star or p.name.lower() in outputs) for p in partition
+    ):
+        raise TranspileError(f"{what} needs PARTITION BY columns the subquery also selects.", window)
+    return [p.name for p in partition]
 
 
 def extract_distinct(select: exp.Select, number: int) -> Deduplication | None:

@@ -22,6 +22,7 @@ from connector.sql.catalog import Column, ColumnKind, Insert, Pipeline, Table
 from connector.sql.expressions import WindowTVF
 from connector.sql.lookups import is_lookup, lookup_problem, lookup_tables
 from connector.sql.retractions import aggregated_changelog, retraction_problem
+from connector.sql.top_n import is_top_n, top_n_key
 from connector.sql.types import CastSupport, cast_support, flink_sql
 
 Locate = Callable[[exp.Expr, Position], Position]
@@ -375,6 +376,25 @@ class _Checker:
         if not writes_changes:
             self.upsert_key(insert, changelogs)
 
+    def top_n_key(self, insert: Insert, target: Table) -> None:
+        """Flink writes a Top-N to a sink with a PRIMARY KEY only when that key is the Top-N's upsert key: its
+        PARTITION BY columns and the rank, selected."""
+        positions = top_n_key(insert.query) if isinstance(insert.query, exp.Select) else None
+        if positions is None or not target.primary_key:
+            return
+        sink_names = insert.columns or [c.name for c in target.columns if c.persisted]
+        key = {sink_names[i].lower() for i in positions if i < len(sink_names)}
+        if key != {k.lower() for k in target.primary_key}:
+            shown = ", ".join(sorted(key)) or "none"
+            self.error(
+                insert.position,
+                "upsert-key",
+                f"The query has an upsert key that differs from the primary key of the sink table '{target.name}'. "
+                f"Primary key: [{', '.join(target.primary_key)}], upsert key: {shown}. A Top-N's upsert key is its "
+                "PARTITION BY columns and its rank, selected; Flink refuses other keys too (it asks for an ON "
+                "CONFLICT clause).",
+            )
+
     def changelog_table(self, name: str) -> bool:
         table = self.pipeline.table(name)
         return table is not None and registry.reads_changelog(table)
@@ -440,10 +460,11 @@ class _Checker:
                 insert.position,
                 "insert-changelog",
                 f"Table sink '{target.name}' ({target.connector}) doesn't support consuming update changes, which "
-                f"this query produces (an aggregate outside a window). Aggregate over a window TVF, or write to "
-                f"a sink that accepts updates: {', '.join(UPDATING_SINKS)}, jdbc with a PRIMARY KEY.",
+                f"this query produces (an aggregate outside a window, or a Top-N). Aggregate over a window TVF, or "
+                f"write to a sink that accepts updates: {', '.join(UPDATING_SINKS)}, jdbc with a PRIMARY KEY.",
             )
         self.changelog_sources(insert, changelogs, writes_changes)
+        self.top_n_key(insert, target)
         for ref in insert.query.find_all(exp.Table):
             problem = lookup_problem(self.pipeline, ref) if is_lookup(ref) else None
             if problem is not None:
@@ -582,14 +603,15 @@ def produces_updates(pipeline: Pipeline, query: exp.Query) -> bool:
     """Whether a query emits updates (Flink: a GroupAggregate) rather than appends only.
 
     A grouped or global aggregate over a window (window TVF or legacy group window) is final when the
-    window closes, so it appends; any other aggregate refines earlier results and needs an updating sink.
+    window closes, so it appends; any other aggregate refines earlier results and needs an updating sink, and so
+    does a Top-N.
     """
     for node in queries_read(pipeline, query):
         for select in node.find_all(exp.Select):
             aggregated = select.args.get("group") is not None or any(
                 sel.find(exp.AggFunc) is not None for sel in select.selects
             )
-            if aggregated and not _is_windowed(select):
+            if (aggregated and not _is_windowed(select)) or is_top_n(select):
                 return True
     return False
 

@@ -1,5 +1,4 @@
 -- Top-N: the two biggest amounts per category, keyed by rank, as a final table in upsert-kafka.
--- refused: Top-N (ROW_NUMBER() ... <= N with N > 1, or another filter on the rank) is not supported
 CREATE TABLE src (
   category STRING,
   item STRING,

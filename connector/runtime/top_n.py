@@ -1,0 +1,105 @@
+"""The stateful operator of a Top-N view (`connector.sql.top_n`): Flink's AppendOnlyTopNFunction on Spark.
+
+Keyed by the PARTITION BY columns (`applyInPandasWithState`, its state in the query's checkpoint), each key keeps
+its N first rows in the ORDER BY order, ties in arrival order (within a micro-batch, the order Spark hands the rows
+over). After a micro-batch a key emits what changed, as Flink's final table has it: with the rank selected, each
+rank whose row changed (an upsert of key and rank); without it, a delete (`__deleted`) of each row that left the N
+and each row that entered. NULLs order first ascending and last descending, as in Flink.
+"""
+
+from __future__ import annotations
+
+import functools
+import pickle
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
+from pyspark.sql.types import BinaryType, BooleanType, LongType, StringType, StructField, StructType
+
+from connector.connectors.reading import DELETED
+from connector.runtime.normalize import ROW, STATE_JSON
+from connector.sql.top_n import TopN
+
+_RANK = "__rank"
+_EVENTS = StructType(
+    [StructField(ROW, StringType()), StructField(_RANK, LongType()), StructField(DELETED, BooleanType())]
+)
+# The key's rows as a pickled list of (ordering values, arrival number, row JSON), and the next arrival number.
+_STATE = StructType([StructField("rows", BinaryType()), StructField("arrivals", LongType())])
+
+
+def top_n(frame: DataFrame, keys: Sequence[str], top: TopN) -> DataFrame:
+    """The rows of `frame` (an append-only stream) that the Top-N `top` per `keys` emits: its columns, the rank
+    (when selected) and `__deleted`."""
+    schema = StructType(list(frame.schema.fields))
+    ordered = [F.col(f"`{name}`").alias(f"__order_{i}") for i, (name, _) in enumerate(top.order)]
+    key_columns = [F.col(f"`{k}`") for k in keys] or [F.lit(0)]  # a global Top-N: one key
+    records = frame.select(
+        *[column.alias(f"__key_{i}") for i, column in enumerate(key_columns)],
+        F.to_json(F.struct(*[F.col(f"`{c}`") for c in frame.columns]), STATE_JSON).alias(ROW),
+        *ordered,
+    )
+    emit = functools.partial(_ranked, top.limit, tuple(desc for _, desc in top.order), top.rank_selected)
+    events = records.groupBy(*[f"__key_{i}" for i in range(len(key_columns))]).applyInPandasWithState(
+        emit, _EVENTS, _STATE, "append", GroupStateTimeout.NoTimeout
+    )
+    row = F.from_json(F.col(ROW), schema, STATE_JSON)
+    rank = [F.col(_RANK).alias(top.rank)] if top.rank_selected else []
+    return events.select(*[row.getField(c).alias(c) for c in frame.columns], *rank, F.col(DELETED))
+
+
+def _native(value: Any) -> Any:
+    """A value from pandas as a plain comparable Python value; None for a NULL."""
+    if value is None or value is pd.NaT or (isinstance(value, float) and np.isnan(value)):
+        return None
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _compare(descending: tuple[bool, ...], a: tuple[Any, ...], b: tuple[Any, ...]) -> int:
+    for x, y, desc in zip(a[0], b[0], descending, strict=True):
+        if x is None or y is None:
+            if x is None and y is None:
+                continue
+            first = x is None  # NULL is the smallest value
+            return (-1 if first else 1) * (-1 if desc else 1)
+        if x != y:
+            return (-1 if x < y else 1) * (-1 if desc else 1)
+    return -1 if a[1] < b[1] else (1 if a[1] > b[1] else 0)
+
+
+def _ranked(
+    limit: int,
+    descending: tuple[bool, ...],
+    rank_selected: bool,
+    _: Any,
+    chunks: Iterator[pd.DataFrame],
+    state: GroupState,
+) -> Iterator[pd.DataFrame]:
+    """One key's rows of a micro-batch added to its N first, and what changed emitted."""
+    entries: list[tuple[Any, ...]] = pickle.loads(state.get[0]) if state.exists else []  # this operator's own state
+    arrivals: int = state.get[1] if state.exists else 0
+    previous = list(entries)
+    before = [e[1] for e in entries]
+    order_columns = [f"__order_{i}" for i in range(len(descending))]
+    for chunk in chunks:
+        for values in chunk[[*order_columns, ROW]].itertuples(index=False):
+            entries.append((tuple(_native(v) for v in values[:-1]), arrivals, values[-1]))
+            arrivals += 1
+    entries = sorted(entries, key=functools.cmp_to_key(functools.partial(_compare, descending)))[:limit]
+    after = [e[1] for e in entries]
+    if rank_selected:
+        out: list[tuple[Any, ...]] = [
+            (e[2], i + 1, False) for i, e in enumerate(entries) if i >= len(before) or before[i] != e[1]
+        ]
+    else:
+        left = set(before) - set(after)
+        out = [(row, None, True) for _, arrival, row in previous if arrival in left]
+        out += [(e[2], None, False) for e in entries if e[1] not in set(before)]
+    state.update((pickle.dumps(entries), arrivals))
+    yield pd.DataFrame(out, columns=[ROW, _RANK, DELETED])
+

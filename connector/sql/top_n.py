@@ -1,0 +1,117 @@
+"""Flink's Top-N, `SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (PARTITION BY k ORDER BY c DESC) AS rn FROM s)
+WHERE rn <= N`, over an append-only stream.
+
+Flink keeps the N first rows of each partition key in state (AppendOnlyTopNFunction) and, as rows arrive, updates
+the ranks they change: with the rank selected, an upsert of each changed (key, rank); without it, a delete of the
+row that leaves the top N and an insert of the row that enters. Spark has no such operator: the transpiler cuts the
+ranked subquery out as a view, as for deduplication, and the engine defines the view with a stateful operator
+(`connector.runtime.top_n`) whose rows carry `__deleted`, which the upsert sinks write as deletes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from connector.sql.rewriting import TranspileError
+
+
+@dataclass
+class TopN:
+    """The N first rows per key in `order` (column, descending), numbered in column `rank` when selected."""
+
+    limit: int
+    order: list[tuple[str, bool]]
+    rank: str
+    rank_selected: bool
+
+
+def top_n(outer: exp.Select, inner: exp.Select, ranked: exp.Alias) -> TopN:
+    """The Top-N of `outer` (`WHERE rank <= N` or `< N + 1`, nothing else) over `inner`, which selects the
+    ordering columns; raises TranspileError for a ranking this cannot run."""
+    rank, window = ranked.alias, ranked.this
+    if any(
+        s.args.get("group") is not None or any(p.find(exp.AggFunc) for p in s.selects)
+        for s in inner.find_all(exp.Select)
+    ):
+        raise TranspileError(
+            "Top-N over an aggregate is not supported: its input updates, and Flink retracts ranks for it, which "
+            "Spark Structured Streaming cannot do. Top-N of a stream of inserts is supported.",
+            window,
+        )
+    where = outer.args.get("where")
+    condition = where.this if where is not None else None
+    limit = _limit(condition, rank)
+    if limit is None:
+        raise TranspileError(
+            "Top-N is supported with its rank bounded alone (WHERE rn <= N): another filter on the ranked rows "
+            "would drop the updates of the ranks it filters.",
+            window,
+        )
+    outputs = {s.alias_or_name.lower() for s in inner.selects if s is not ranked} | (
+        {"*"} if any(isinstance(s, exp.Star) for s in inner.selects) else set()
+    )
+    order = window.args.get("order")
+    orderings = order.expressions if isinstance(order, exp.Order) else []
+    columns = [o.this for o in orderings]
+    if not orderings or not all(isinstance(c, exp.Column) for c in columns):
+        raise TranspileError("Top-N is supported ordered by columns (ORDER BY c [DESC], ...).", window)
+    names = []
+    for index, column in enumerate(columns):
+        if "*" in outputs or column.name.lower() in outputs:
+            names.append(column.name)
+            continue
+        if any(isinstance(s, exp.Star) for s in outer.selects):
+            raise TranspileError("Top-N with SELECT * needs ORDER BY columns the ranked subquery selects.", window)
+        names.append(f"__topn_order_{index}")  # selected for the operator to order by; the outer query does not
+        inner.select(exp.alias_(column.copy(), names[-1]), copy=False)
+    named = {c.name.lower() for s in outer.selects for c in s.find_all(exp.Column)}
+    rank_selected = rank.lower() in named or any(isinstance(s, exp.Star) for s in outer.selects)
+    order_by = [(name, bool(o.args.get("desc"))) for name, o in zip(names, orderings, strict=True)]
+    return TopN(limit, order_by, rank, rank_selected)
+
+
+def is_top_n(outer: exp.Select) -> bool:
+    """Whether `outer` selects the rows of a ranked subquery with the rank bounded above 1 (a Top-N, which
+    updates its results)."""
+    from_ = outer.args.get("from_")
+    subquery = from_.this if from_ is not None else None
+    if not isinstance(subquery, exp.Subquery) or not isinstance(subquery.this, exp.Select):
+        return False
+    where = outer.args.get("where")
+    for projection in subquery.this.selects:
+        if isinstance(projection, exp.Alias) and isinstance(projection.this, exp.Window):
+            limit = _limit(where.this if where is not None else None, projection.alias)
+            return isinstance(projection.this.this, exp.RowNumber) and limit is not None and limit > 1
+    return False
+
+
+def top_n_key(outer: exp.Select) -> set[int] | None:
+    """The upsert key of a Top-N (`is_top_n`) as positions of `outer`'s columns: those selecting the PARTITION BY
+    columns and the rank, when all of them are selected; an empty set when the rank or a key is not (Flink then
+    has no upsert key); None for a query that is no Top-N."""
+    if not is_top_n(outer):
+        return None
+    inner = outer.args["from_"].this.this
+    ranked = next(p for p in inner.selects if isinstance(p, exp.Alias) and isinstance(p.this, exp.Window))
+    wanted = {p.name.lower() for p in ranked.this.args.get("partition_by") or [] if isinstance(p, exp.Column)}
+    wanted.add(ranked.alias.lower())
+    found = {
+        i: s.unalias().name.lower()
+        for i, s in enumerate(outer.selects)
+        if isinstance(s.unalias(), exp.Column) and s.unalias().name.lower() in wanted
+    }
+    return set(found) if set(found.values()) == wanted else set()
+
+
+def _limit(condition: exp.Expr | None, rank: str) -> int | None:
+    if not isinstance(condition, exp.LTE | exp.LT):
+        return None
+    column, bound = condition.this, condition.expression
+    if not (isinstance(column, exp.Column) and column.name.lower() == rank.lower()):
+        return None
+    if not (isinstance(bound, exp.Literal) and bound.is_int):
+        return None
+    limit = int(bound.name) - (1 if isinstance(condition, exp.LT) else 0)
+    return limit if limit >= 1 else None

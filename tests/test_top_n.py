@@ -1,0 +1,116 @@
+"""Top-N (`ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...)` bounded above 1) of a stream of inserts: the ranks
+kept across runs in the checkpoint, and what Flink refuses refused by `validate`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from connector.sql.frontend import compile_file, plan_diagnostics
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+PIPELINE = """
+CREATE TABLE scores (player STRING, game STRING, points INT) WITH (
+  'connector' = 'kafka', 'topic' = '{{ var("scores") }}', 'properties.bootstrap.servers' = '{{ var("brokers") }}',
+  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json'
+);
+CREATE TABLE best ({{ var("columns") }}) WITH ({{ var("sink") }});
+INSERT INTO best SELECT {{ var("selected") }} FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY game ORDER BY points DESC) AS place FROM {{ var("source") }}
+) WHERE place <= 2;
+"""
+UPSERT = (
+    "'connector' = 'upsert-kafka', 'topic' = '{{ var(\"best\") }}', 'properties.bootstrap.servers' = "
+    "'{{ var(\"brokers\") }}', 'key.format' = 'json', 'value.format' = 'json'"
+)
+DEFAULTS = {
+    "columns": "game STRING, place BIGINT, player STRING, PRIMARY KEY (game, place) NOT ENFORCED",
+    "sink": UPSERT, "selected": "game, place, player", "source": "scores",
+    "scores": "scores", "best": "best", "brokers": "localhost:9092",
+}  # fmt: skip
+
+
+def _write(tmp_path: Path, **variables: str) -> tuple[Path, dict[str, str]]:
+    path = tmp_path / "best.sql"
+    text = PIPELINE.replace("{{ var(\"sink\") }}", {**DEFAULTS, **variables}["sink"])
+    path.write_text(text)
+    return path, {**DEFAULTS, **variables}
+
+
+def _errors(tmp_path: Path, **variables: str) -> list[str]:
+    path, values = _write(tmp_path, **variables)
+    compiled = compile_file(path, values)
+    found = [*compiled.errors, *(d for d in plan_diagnostics(compiled) if d.severity == "error")]
+    return [f"{d.code}: {d.message}" for d in found]
+
+
+def test_ranks_change_across_runs_as_later_rows_overtake_earlier_ones(
+    spark: SparkSession,
+    kafka_bootstrap: str,
+    topic_factory: Callable[..., str],
+    produce: Callable[[str, Sequence[Any]], None],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from test_run_e2e import read_topic, run
+
+    scores, best = topic_factory(), topic_factory()
+    path, variables = _write(tmp_path, scores=scores, best=best, brokers=kafka_bootstrap)
+
+    def score(player: str, game: str, points: int) -> tuple[Any, ...]:
+        return (None, json.dumps({"player": player, "game": game, "points": points}).encode(), None, None, None)
+
+    produce(scores, [score("ann", "chess", 5), score("bob", "chess", 3), score("cy", "go", 1)])
+    assert run(capsys, path, tmp_path / "cp", **variables).code == 0
+    produce(scores, [score("dan", "chess", 4), score("eve", "chess", 9), score("fay", "go", 0)])
+    assert run(capsys, path, tmp_path / "cp", **variables).code == 0
+
+    table: dict[tuple[str, int], str] = {}
+    for record in read_topic(kafka_bootstrap, best):
+        table[(record["game"], record["place"])] = record["player"]
+    # dan (4) took place 2 from bob (3) in the second run, then eve (9) took place 1, pushing ann (5) to place 2.
+    assert table == {("chess", 1): "eve", ("chess", 2): "ann", ("go", 1): "cy", ("go", 2): "fay"}
+
+
+def test_validate_refuses_what_flink_refuses_of_a_top_n(tmp_path: Path) -> None:
+    (append,) = _errors(tmp_path, sink="'connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = 'x', "
+                        "'format' = 'json'", columns="game STRING, place BIGINT, player STRING")  # fmt: skip
+    assert append.startswith("insert-changelog:") and "doesn't support consuming update changes" in append
+    (no_rank,) = _errors(tmp_path, selected="game, CAST(NULL AS BIGINT), player")
+    assert no_rank.startswith("upsert-key:") and "upsert key: none" in no_rank
+    aggregated = "(SELECT game, player, SUM(points) AS points FROM scores GROUP BY game, player)"
+    (over_aggregate,) = _errors(tmp_path, source=aggregated)
+    assert "Top-N over an aggregate is not supported" in over_aggregate
+    assert _errors(tmp_path) == []
+
+
+def test_without_the_rank_a_row_leaving_the_top_n_is_deleted(
+    spark: SparkSession,
+    kafka_bootstrap: str,
+    topic_factory: Callable[..., str],
+    produce: Callable[[str, Sequence[Any]], None],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from test_run_e2e import run
+
+    scores = topic_factory()
+    path, variables = _write(
+        tmp_path, sink="'connector' = 'print'", columns="game STRING, player STRING", selected="game, player",
+        scores=scores, brokers=kafka_bootstrap,
+    )  # fmt: skip
+    rows = [("ann", 5), ("bob", 3), ("eve", 9)]
+    produce(scores, [(None, json.dumps({"player": p, "game": "chess", "points": n}).encode(), None, None, None)
+                     for p, n in rows])  # fmt: skip
+    first = run(capsys, path, tmp_path / "cp", **variables)
+    assert first.code == 0, first.err
+    assert sorted(line for line in first.out.splitlines() if "chess" in line) == ["+I[chess, ann]", "+I[chess, eve]"]
+    produce(scores, [(None, json.dumps({"player": "dan", "game": "chess", "points": 7}).encode(), None, None, None)])
+    second = run(capsys, path, tmp_path / "cp", **variables)
+    assert sorted(line for line in second.out.splitlines() if "chess" in line) == ["+I[chess, dan]", "-D[chess, ann]"]
