@@ -127,7 +127,14 @@ def test_validate_refuses_what_is_no_processing_time_lookup_of_a_jdbc_table(
     assert any(expected in m for m in messages), messages
 
 
-def test_validate_accepts_a_processing_time_lookup_of_a_jdbc_table(tmp_path: Path) -> None:
+def test_validate_accepts_a_processing_time_lookup_of_a_jdbc_table_and_explain_says_how_it_is_read(
+    tmp_path: Path,
+) -> None:
+    from connector.planning.explain import explain, render_text
+
     path, values = _write(tmp_path)
     compiled = compile_file(path, values)
-    assert compiled.errors == []
+    assert compiled.errors == [] and compiled.pipeline is not None
+    text = render_text(explain(compiled.pipeline, "enrich"))
+    assert "source: customers (jdbc) as view customers\n    lookup: customers, read again every micro-batch" in text
+    assert "LEFT JOIN customers AS c ON o.customer_id = c.id" in text and "SYSTEM_TIME" not in text

@@ -90,6 +90,17 @@ def test_validate_refuses_what_flink_refuses_of_a_top_n(tmp_path: Path) -> None:
     assert _errors(tmp_path) == []
 
 
+def test_explain_shows_the_top_n_view(tmp_path: Path) -> None:
+    from connector.planning.explain import explain, render_text
+
+    path, values = _write(tmp_path)
+    compiled = compile_file(path, values)
+    assert compiled.pipeline is not None
+    text = render_text(explain(compiled.pipeline, "best"))
+    assert "Top-N view __dedup_1 (2 first rows per game by points DESC, numbered place): SELECT * FROM scores" in text
+    assert "output mode: append" in text
+
+
 def test_without_the_rank_a_row_leaving_the_top_n_is_deleted(
     spark: SparkSession,
     kafka_bootstrap: str,

@@ -132,13 +132,21 @@ def render_text(doc: dict[str, Any]) -> str:
             lines += _gate_lines(q["quality_gate"])
         for s in q["sources"]:
             lines.append(f"  source: {s['table']} ({s['connector']}) as view {s['view']}")
-            for key in ("subscription", "start", "restore", "stop", "commit", "discovery"):
+            for key in ("subscription", "start", "restore", "stop", "commit", "discovery", "lookup"):
                 if key in s:
                     lines.append(f"    {key}: {s[key]}")
         trigger = "available-now" if q["trigger"].get("availableNow") else f"every {q['trigger']['processingTime']}"
         lines.append(f"  output mode: {q['output_mode']}; trigger: {trigger}; checkpoint: <root>/{q['checkpoint']}")
         for d in q.get("deduplications", []):
-            lines.append(f"  deduplicated view {d['view']} (first row per {', '.join(d['keys'])}): {d['spark_sql']}")
+            keys = ", ".join(d["keys"]) or "the whole stream"
+            if "top" in d:
+                top = d["top"]
+                order = ", ".join(f"{name} {'DESC' if desc else 'ASC'}" for name, desc in top["order"])
+                numbered = f", numbered {top['rank']}" if top["rank_selected"] else ""
+                lines.append(f"  Top-N view {d['view']} ({top['limit']} first rows per {keys} by {order}{numbered}): "
+                             f"{d['spark_sql']}")  # fmt: skip
+            else:
+                lines.append(f"  deduplicated view {d['view']} (first row per {keys}): {d['spark_sql']}")
         lines.append(f"  spark sql: {q['spark_sql']}")
     lines += doc["warnings"]
     return "\n".join(lines)

@@ -103,7 +103,7 @@ class QueryPlan:
             "checkpoint": self.checkpoint,
             "spark_sql": self.spark_sql,
             **(
-                {"deduplications": [{"view": d.view, "keys": d.keys, "spark_sql": d.sql} for d in self.deduplications]}
+                {"deduplications": [_ranked_view(d) for d in self.deduplications]}
                 if self.deduplications
                 else {}
             ),
@@ -299,6 +299,14 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
     return PipelinePlan(
         name, conf, queries, views, warnings, _spark_packages(queries), tuple(pipeline.functions.values())
     )
+
+
+def _ranked_view(view: Deduplication) -> dict[str, Any]:
+    """A deduplicated or Top-N view, for the plan's JSON."""
+    found: dict[str, Any] = {"view": view.view, "keys": view.keys, "spark_sql": view.sql}
+    if view.top is not None:
+        found["top"] = dataclasses.asdict(view.top)
+    return found
 
 
 def _reads_changelog(plans: Mapping[Any, SourcePlan], view: str) -> bool:
