@@ -90,6 +90,23 @@ def test_validate_refuses_what_flink_refuses_of_a_top_n(tmp_path: Path) -> None:
     assert _errors(tmp_path) == []
 
 
+def test_validate_takes_a_deduplication_that_updates_its_key_as_updating(tmp_path: Path) -> None:
+    path = tmp_path / "last.sql"
+    path.write_text(
+        "CREATE TABLE s (id INT, v STRING, pt AS PROCTIME()) WITH ('connector' = 'datagen');\n"
+        "CREATE TABLE k (id INT, v STRING) WITH ('connector' = 'kafka', 'topic' = 't', "
+        "'properties.bootstrap.servers' = 'x', 'format' = 'json');\n"
+        "INSERT INTO k SELECT id, v FROM (SELECT id, v, ROW_NUMBER() OVER (PARTITION BY id ORDER BY pt {order}) AS rn "
+        "FROM s) WHERE rn = 1;\n"
+    )
+    text = path.read_text()
+    path.write_text(text.format(order="DESC"))
+    (last,) = [d.message for d in compile_file(path).errors]
+    assert "doesn't support consuming update changes" in last
+    path.write_text(text.format(order="ASC"))  # the first row per key by arrival only appends
+    assert compile_file(path).errors == []
+
+
 def test_explain_shows_the_top_n_view(tmp_path: Path) -> None:
     from connector.planning.explain import explain, render_text
 

@@ -708,8 +708,8 @@ def test_watermark_strategies_spark_cannot_express_are_rejected() -> None:
             "rates FOR SYSTEM_TIME AS OF o.proc AS r",
         ),
         (
-            "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY id ORDER BY ts) AS rn FROM t) WHERE rn = 1",
-            "Deduplication is supported ordered by a processing-time attribute only",
+            "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY id ORDER BY ts) AS rn FROM t) WHERE rn = 2",
+            "Top-N is supported with its rank bounded alone",
             "ROW_NUMBER() OVER (PARTITION BY id ORDER BY ts)",
         ),
         ("SELECT SUM(DISTINCT x) FROM t", "SUM(DISTINCT", "SUM(DISTINCT x)"),
@@ -806,7 +806,7 @@ def test_deduplication_becomes_a_deduplicated_view() -> None:
 
 
 def test_a_top_n_becomes_a_ranked_view_ordered_by_columns_the_outer_query_need_not_select() -> None:
-    query = to_spark_query(parse(DEDUP.format(order="DESC", where="WHERE rn <= 3")), proctimes={"src": "pt"})
+    query = to_spark_query(parse(DEDUP.format(order="DESC", where="WHERE rn <= 3")), proctimes={})
 
     assert query.sql == "SELECT id, v, __deleted FROM __dedup_1"
     [ranked] = query.deduplications
@@ -816,13 +816,27 @@ def test_a_top_n_becomes_a_ranked_view_ordered_by_columns_the_outer_query_need_n
 
 
 @pytest.mark.parametrize(
+    ("proctimes", "order", "expected"),
+    [({"src": "pt"}, "DESC", ([], True)), ({}, "ASC", ([("__topn_order_0", False)], False))],
+    ids=["last-row-by-arrival", "first-row-by-another-column"],
+)
+def test_a_deduplication_that_updates_its_key_becomes_a_top_1(
+    proctimes: dict[str, str], order: str, expected: tuple[list[tuple[str, bool]], bool]
+) -> None:
+    query = to_spark_query(parse(DEDUP.format(order=order, where="WHERE rn = 1")), proctimes=proctimes)
+
+    [ranked] = query.deduplications
+    assert ranked.top is not None and ranked.top.limit == 1 and ranked.keys == ["id"]
+    assert (ranked.top.order, ranked.top.newest_first) == expected
+
+
+@pytest.mark.parametrize(
     ("order", "where", "proctimes", "message"),
     [
-        ("DESC", "WHERE rn = 1", {"src": "pt"}, "keeping the last row (ORDER BY proctime DESC) is not supported"),
-        ("ASC", "WHERE rn = 1", {}, "ordered by a processing-time attribute only"),
+        ("ASC", "WHERE rn = 2", {"src": "pt"}, "Top-N is supported with its rank bounded alone"),
         ("ASC", "WHERE rn <= 3 AND v > 1", {"src": "pt"}, "Top-N is supported with its rank bounded alone"),
     ],
-    ids=["last-row", "event-time", "top-n-filtered"],
+    ids=["rank-two", "top-n-filtered"],
 )
 def test_rankings_spark_cannot_run_are_refused(
     order: str, where: str, proctimes: dict[str, str], message: str

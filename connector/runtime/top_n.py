@@ -4,7 +4,9 @@ Keyed by the PARTITION BY columns (`applyInPandasWithState`, its state in the qu
 its N first rows in the ORDER BY order, ties in arrival order (within a micro-batch, the order Spark hands the rows
 over). After a micro-batch a key emits what changed, as Flink's final table has it: with the rank selected, each
 rank whose row changed (an upsert of key and rank); without it, a delete (`__deleted`) of each row that left the N
-and each row that entered. NULLs order first ascending and last descending, as in Flink.
+and each row that entered (a Top-1, a deduplication, upserts its key's new row). Ordered by a processing-time
+attribute, rows rank by arrival (the last rows first, descending). NULLs order first ascending and last
+descending, as in Flink.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ def top_n(frame: DataFrame, keys: Sequence[str], top: TopN) -> DataFrame:
         F.to_json(F.struct(*[F.col(f"`{c}`") for c in frame.columns]), STATE_JSON).alias(ROW),
         *ordered,
     )
-    emit = functools.partial(_ranked, top.limit, tuple(desc for _, desc in top.order), top.rank_selected)
+    descending = tuple(desc for _, desc in top.order)
+    emit = functools.partial(_ranked, top.limit, descending, top.newest_first, top.rank_selected)
     events = records.groupBy(*[f"__key_{i}" for i in range(len(key_columns))]).applyInPandasWithState(
         emit, _EVENTS, _STATE, "append", GroupStateTimeout.NoTimeout
     )
@@ -60,7 +63,7 @@ def _native(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _compare(descending: tuple[bool, ...], a: tuple[Any, ...], b: tuple[Any, ...]) -> int:
+def _compare(descending: tuple[bool, ...], newest_first: bool, a: tuple[Any, ...], b: tuple[Any, ...]) -> int:
     for x, y, desc in zip(a[0], b[0], descending, strict=True):
         if x is None or y is None:
             if x is None and y is None:
@@ -69,12 +72,14 @@ def _compare(descending: tuple[bool, ...], a: tuple[Any, ...], b: tuple[Any, ...
             return (-1 if first else 1) * (-1 if desc else 1)
         if x != y:
             return (-1 if x < y else 1) * (-1 if desc else 1)
-    return -1 if a[1] < b[1] else (1 if a[1] > b[1] else 0)
+    earlier = -1 if a[1] < b[1] else (1 if a[1] > b[1] else 0)
+    return -earlier if newest_first else earlier
 
 
 def _ranked(
     limit: int,
     descending: tuple[bool, ...],
+    newest_first: bool,
     rank_selected: bool,
     _: Any,
     chunks: Iterator[pd.DataFrame],
@@ -90,9 +95,9 @@ def _ranked(
         for values in chunk[[*order_columns, ROW]].itertuples(index=False):
             entries.append((tuple(_native(v) for v in values[:-1]), arrivals, values[-1]))
             arrivals += 1
-    entries = sorted(entries, key=functools.cmp_to_key(functools.partial(_compare, descending)))[:limit]
+    entries = sorted(entries, key=functools.cmp_to_key(functools.partial(_compare, descending, newest_first)))[:limit]
     after = [e[1] for e in entries]
-    if rank_selected:
+    if rank_selected or limit == 1:  # a Top-1 replaces its key's row: an upsert of it, as Flink's deduplication
         out: list[tuple[Any, ...]] = [
             (e[2], i + 1, False) for i, e in enumerate(entries) if i >= len(before) or before[i] != e[1]
         ]

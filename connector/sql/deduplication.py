@@ -5,9 +5,8 @@ key, kept as long as Flink's state TTL, forever by default). Spark's `dropDuplic
 exactly that, but has no SQL form: the transpiler cuts the ranked subquery out of the query (`extract`), the
 query reads it as a view, and the engine defines the view as the subquery's rows with `dropDuplicates(keys)`.
 
-A rank bounded above 1 is a Top-N (`connector.sql.top_n`), cut out the same way. Other uses of ROW_NUMBER are
-refused with the reason: ORDER BY ... DESC (the last row, which updates its key) and ordering by event time (Flink
-orders by the rowtime, Spark only keeps the first arrival).
+A rank bounded above 1, the last row per key (ORDER BY proctime DESC) and the first or last by another column
+(event time) update the rows they keep: they run as a Top-N (`connector.sql.top_n`), cut out the same way.
 """
 
 from __future__ import annotations
@@ -47,8 +46,13 @@ def extract(outer: exp.Select, proctimes: dict[str, str], number: int) -> Dedupl
         return None
     rank, window = ranked[0].alias, ranked[0].this
     first_only = _first_only(outer.args.get("where"), rank)
-    if first_only is None:
-        top = top_n(outer, inner, ranked[0])
+    order = window.args.get("order")
+    orderings = order.expressions if isinstance(order, exp.Order) else []
+    ordered = orderings[0].this if len(orderings) == 1 else None
+    by_proctime = isinstance(ordered, exp.Column) and ordered.name.lower() in {p.lower() for p in proctimes.values()}
+    if first_only is None or not by_proctime or orderings[0].args.get("desc"):
+        # A Top-N, or the last row per key, or the first by event time: its operator updates the rows it kept.
+        top = top_n(outer, inner, ranked[0], list(proctimes.values()))
         keys = _partition_keys(inner, window, "Top-N") if window.args.get("partition_by") else []  # a global one
         view = f"__dedup_{number}"
         ranked[0].pop()  # the view's operator numbers the rows
@@ -57,22 +61,6 @@ def extract(outer: exp.Select, proctimes: dict[str, str], number: int) -> Dedupl
             outer.select(exp.column(DELETED_COLUMN), copy=False)  # the rows it retracts, for the upsert sink
         subquery.replace(exp.Table(this=exp.to_identifier(view), alias=subquery.args.get("alias")))
         return Deduplication(view, inner, keys, top=top)
-    order = window.args.get("order")
-    orderings = order.expressions if isinstance(order, exp.Order) else []
-    ordered = orderings[0].this if len(orderings) == 1 else None
-    if not isinstance(ordered, exp.Column) or ordered.name.lower() not in {p.lower() for p in proctimes.values()}:
-        raise TranspileError(
-            "Deduplication is supported ordered by a processing-time attribute only (ORDER BY proctime ASC, a "
-            "column declared AS PROCTIME()): Spark keeps the first row to arrive; ordering by event time or by "
-            "another column is not supported.",
-            window,
-        )
-    if orderings[0].args.get("desc"):
-        raise TranspileError(
-            "Deduplication keeping the last row (ORDER BY proctime DESC) is not supported: it updates the row of "
-            "its key, which Spark Structured Streaming cannot do; keep the first row (ASC).",
-            window,
-        )
     keys = _partition_keys(inner, window, "Deduplication")
     view = f"__dedup_{number}"
     ranked[0].pop()

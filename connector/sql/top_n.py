@@ -10,6 +10,7 @@ ranked subquery out as a view, as for deduplication, and the engine defines the 
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -19,17 +20,20 @@ from connector.sql.rewriting import TranspileError
 
 @dataclass
 class TopN:
-    """The N first rows per key in `order` (column, descending), numbered in column `rank` when selected."""
+    """The N first rows per key in `order` (column, descending), then in arrival order (newest first with
+    `newest_first`), numbered in column `rank` when selected."""
 
     limit: int
     order: list[tuple[str, bool]]
     rank: str
     rank_selected: bool
+    newest_first: bool = False  # ORDER BY a processing-time attribute DESC: the last rows to arrive
 
 
-def top_n(outer: exp.Select, inner: exp.Select, ranked: exp.Alias) -> TopN:
-    """The Top-N of `outer` (`WHERE rank <= N` or `< N + 1`, nothing else) over `inner`, which selects the
-    ordering columns; raises TranspileError for a ranking this cannot run."""
+def top_n(outer: exp.Select, inner: exp.Select, ranked: exp.Alias, proctimes: Collection[str] = ()) -> TopN:
+    """The Top-N of `outer` (`WHERE rank <= N`, `< N + 1` or `= 1`, nothing else) over `inner`, which selects the
+    ordering columns; ordered by a processing-time attribute (one of `proctimes`), rows rank by arrival. Raises
+    TranspileError for a ranking this cannot run."""
     rank, window = ranked.alias, ranked.this
     if any(
         s.args.get("group") is not None or any(p.find(exp.AggFunc) for p in s.selects)
@@ -57,6 +61,10 @@ def top_n(outer: exp.Select, inner: exp.Select, ranked: exp.Alias) -> TopN:
     columns = [o.this for o in orderings]
     if not orderings or not all(isinstance(c, exp.Column) for c in columns):
         raise TranspileError("Top-N is supported ordered by columns (ORDER BY c [DESC], ...).", window)
+    if len(columns) == 1 and columns[0].name.lower() in {p.lower() for p in proctimes}:
+        named = {c.name.lower() for s in outer.selects for c in s.find_all(exp.Column)}
+        selected = rank.lower() in named or any(isinstance(s, exp.Star) for s in outer.selects)
+        return TopN(limit, [], rank, selected, newest_first=bool(orderings[0].args.get("desc")))
     names = []
     for index, column in enumerate(columns):
         if "*" in outputs or column.name.lower() in outputs:
@@ -72,9 +80,9 @@ def top_n(outer: exp.Select, inner: exp.Select, ranked: exp.Alias) -> TopN:
     return TopN(limit, order_by, rank, rank_selected)
 
 
-def is_top_n(outer: exp.Select) -> bool:
-    """Whether `outer` selects the rows of a ranked subquery with the rank bounded above 1 (a Top-N, which
-    updates its results)."""
+def is_top_n(outer: exp.Select, proctimes: Collection[str] = ()) -> bool:
+    """Whether `outer` selects the rows of a ranked subquery with the rank bounded, which updates its results: a
+    Top-N, or a deduplication other than the first row by processing time (a column of `proctimes`)."""
     from_ = outer.args.get("from_")
     subquery = from_.this if from_ is not None else None
     if not isinstance(subquery, exp.Subquery) or not isinstance(subquery.this, exp.Select):
@@ -83,20 +91,32 @@ def is_top_n(outer: exp.Select) -> bool:
     for projection in subquery.this.selects:
         if isinstance(projection, exp.Alias) and isinstance(projection.this, exp.Window):
             limit = _limit(where.this if where is not None else None, projection.alias)
-            return isinstance(projection.this.this, exp.RowNumber) and limit is not None and limit > 1
+            if not isinstance(projection.this.this, exp.RowNumber) or limit is None:
+                return False
+            order = projection.this.args.get("order")
+            orderings = order.expressions if isinstance(order, exp.Order) else []
+            first_arrival = (
+                len(orderings) == 1
+                and isinstance(orderings[0].this, exp.Column)
+                and orderings[0].this.name.lower() in {p.lower() for p in proctimes}
+                and not orderings[0].args.get("desc")
+            )
+            return limit > 1 or not first_arrival
     return False
 
 
-def top_n_key(outer: exp.Select) -> set[int] | None:
+def top_n_key(outer: exp.Select, proctimes: Collection[str] = ()) -> set[int] | None:
     """The upsert key of a Top-N (`is_top_n`) as positions of `outer`'s columns: those selecting the PARTITION BY
-    columns and the rank, when all of them are selected; an empty set when the rank or a key is not (Flink then
-    has no upsert key); None for a query that is no Top-N."""
-    if not is_top_n(outer):
+    columns and the rank (not needed for a Top-1: one row per key), when all of them are selected; an empty set
+    when the rank or a key is not (Flink then has no upsert key); None for a query that is no Top-N."""
+    if not is_top_n(outer, proctimes):
         return None
     inner = outer.args["from_"].this.this
     ranked = next(p for p in inner.selects if isinstance(p, exp.Alias) and isinstance(p.this, exp.Window))
     wanted = {p.name.lower() for p in ranked.this.args.get("partition_by") or [] if isinstance(p, exp.Column)}
-    wanted.add(ranked.alias.lower())
+    where = outer.args.get("where")
+    if _limit(where.this if where is not None else None, ranked.alias) != 1:
+        wanted.add(ranked.alias.lower())
     found = {
         i: s.unalias().name.lower()
         for i, s in enumerate(outer.selects)
@@ -106,7 +126,7 @@ def top_n_key(outer: exp.Select) -> set[int] | None:
 
 
 def _limit(condition: exp.Expr | None, rank: str) -> int | None:
-    if not isinstance(condition, exp.LTE | exp.LT):
+    if not isinstance(condition, exp.LTE | exp.LT | exp.EQ):
         return None
     column, bound = condition.this, condition.expression
     if not (isinstance(column, exp.Column) and column.name.lower() == rank.lower()):
@@ -114,4 +134,6 @@ def _limit(condition: exp.Expr | None, rank: str) -> int | None:
     if not (isinstance(bound, exp.Literal) and bound.is_int):
         return None
     limit = int(bound.name) - (1 if isinstance(condition, exp.LT) else 0)
+    if isinstance(condition, exp.EQ) and limit != 1:
+        return None  # rn = 3 is not a Top-N
     return limit if limit >= 1 else None

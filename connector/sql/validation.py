@@ -379,7 +379,8 @@ class _Checker:
     def top_n_key(self, insert: Insert, target: Table) -> None:
         """Flink writes a Top-N to a sink with a PRIMARY KEY only when that key is the Top-N's upsert key: its
         PARTITION BY columns and the rank, selected."""
-        positions = top_n_key(insert.query) if isinstance(insert.query, exp.Select) else None
+        query = insert.query
+        positions = top_n_key(query, proctime_columns(self.pipeline)) if isinstance(query, exp.Select) else None
         if positions is None or not target.primary_key:
             return
         sink_names = insert.columns or [c.name for c in target.columns if c.persisted]
@@ -611,9 +612,19 @@ def produces_updates(pipeline: Pipeline, query: exp.Query) -> bool:
             aggregated = select.args.get("group") is not None or any(
                 sel.find(exp.AggFunc) is not None for sel in select.selects
             )
-            if (aggregated and not _is_windowed(select)) or is_top_n(select):
+            if (aggregated and not _is_windowed(select)) or is_top_n(select, proctime_columns(pipeline)):
                 return True
     return False
+
+
+def proctime_columns(pipeline: Pipeline) -> set[str]:
+    """The names of the pipeline's processing-time attributes (computed columns AS PROCTIME())."""
+    return {
+        c.name
+        for t in pipeline.tables.values()
+        for c in t.columns
+        if isinstance(c.expression, exp.Anonymous) and c.expression.name.upper() == "PROCTIME"
+    }
 
 
 def queries_read(pipeline: Pipeline, query: exp.Query) -> list[exp.Query]:
