@@ -88,7 +88,11 @@ class JdbcOptions:
         deprecated_keys=("lookup.cache.caching-missing-key",),
     )
     LOOKUP_MAX_RETRIES = ConfigOption(
-        "lookup.max-retries", INT, "The most times a failed read of the looked-up table is retried.", default=3
+        "lookup.max-retries",
+        INT,
+        "Flink: the most times a failed lookup is retried. Here the table is read once per micro-batch, and a "
+        "failed read fails the micro-batch with the database's reason.",
+        default=3,
     )
 
 
