@@ -7,7 +7,7 @@ BROKERS ?= 127.0.0.1:9092
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export PYSPARK_DRIVER_PYTHON := $(abspath $(BIN)/python)
 
-.PHONY: setup test lint quickstart bench clean conformance-expected postgresql
+.PHONY: setup test lint quickstart bench clean conformance-expected postgresql spark-functions
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,10 @@ $(FLINK_VENV)/.installed:
 conformance-expected: setup $(FLINK_VENV)/.installed
 	FLINK_PYTHON=$(abspath $(FLINK_VENV)/bin/python) $(BIN)/python tests/conformance/record_flink.py $(CASES)
 	$(BIN)/python tests/conformance/table.py --readme
+
+# The Spark built-in functions `validate` knows (connector/sql/spark_functions.txt), after a Spark upgrade.
+spark-functions: setup
+	$(BIN)/python -m connector.sql.known_functions
 
 bench: setup $(FLINK_VENV)/.installed
 	FLINK_PYTHON=$(abspath $(FLINK_VENV)/bin/python) $(BIN)/python bench/run_all.py

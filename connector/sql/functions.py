@@ -424,6 +424,7 @@ _FUNCTIONS: dict[str, Callable[[exp.Expr], exp.Expr]] = {
     "REGEXP_EXTRACT": _regexp_extract,
     "ROW": _row,
 }
+MAPPED_CALLS = frozenset(_FUNCTIONS)  # the plain calls above, which the transpiler rewrites for Spark
 # Flink functions the parser turns into typed sqlglot nodes whose Spark rendering differs from Flink.
 _NODES: dict[type[exp.Expr], Callable[[exp.Expr], exp.Expr]] = {
     exp.JSONValue: _json_value,

@@ -20,6 +20,7 @@ from connector.sql import annotate
 from connector.sql.annotate import infer_type
 from connector.sql.catalog import Column, ColumnKind, Insert, Pipeline, Table
 from connector.sql.expressions import WindowTVF
+from connector.sql.known_functions import unknown_calls
 from connector.sql.lookups import is_lookup, lookup_problem, lookup_tables
 from connector.sql.retractions import aggregated_changelog, retraction_problem
 from connector.sql.top_n import is_top_n, top_n_key
@@ -76,6 +77,7 @@ class _Checker:
                 self.error(col.position, "duplicate", f"Column '{col.name}' is declared twice in '{table.name}'.")
             seen.add(col.name.lower())
             if col.kind is ColumnKind.COMPUTED and col.expression is not None:
+                self.calls(col.expression, col.position)
                 usable = [c for c in table.columns if c.kind is not ColumnKind.COMPUTED]
                 self.references(col.expression, [c.name for c in usable], col.position, f"computed column '{col.name}'")
                 self.casts(col.expression.find_all(exp.Cast), {c.name: c.data_type for c in usable}, col.position)
@@ -216,6 +218,11 @@ class _Checker:
             names = [c.name for c in alias.columns] if alias is not None and alias.columns else ["col"]
             return _Relation(item.alias_or_name or "unnest", dict.fromkeys(names))
         return _Relation("?", {})
+
+    def calls(self, tree: exp.Expr, where: Position) -> None:
+        """Every function `tree` calls is one kafka-sql runs (`connector.sql.known_functions`)."""
+        for call, message in unknown_calls(tree, self.pipeline.functions):
+            self.error(self.pos_of(call, where), "unknown-function", message)
 
     def pos_of(self, node: exp.Expr, fallback: Position) -> Position:
         return self.locate(node, fallback)
@@ -464,6 +471,7 @@ class _Checker:
                 f"this query produces (an aggregate outside a window, or a Top-N). Aggregate over a window TVF, or "
                 f"write to a sink that accepts updates: {', '.join(UPDATING_SINKS)}, jdbc with a PRIMARY KEY.",
             )
+        self.calls(insert.query, insert.position)
         self.changelog_sources(insert, changelogs, writes_changes)
         self.top_n_key(insert, target)
         for ref in insert.query.find_all(exp.Table):
@@ -671,6 +679,7 @@ def validate(pipeline: Pipeline, locate: Locate | None = None) -> list[Diagnosti
     for table in sinks.values():
         checker.diagnostics.extend(registry.validate_sink(table))
     for view in pipeline.views.values():
+        checker.calls(view.query, view.position)
         checker.output_columns(view.query, view.position)
     for insert in pipeline.inserts:
         checker.insert(insert)

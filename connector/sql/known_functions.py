@@ -1,0 +1,72 @@
+"""Which functions a query may call, so that `validate` refuses a call no engine would run, as Flink does ("No match
+found for function signature"), instead of Spark failing the run with UNRESOLVED_ROUTINE.
+
+A call the parser leaves as a plain call (sqlglot's `Anonymous`) reaches Spark by its name unless the transpiler
+maps it. Known: Spark's built-in functions, listed in `spark_functions.txt` beside this module from the pinned
+Spark (`python -m connector.sql.known_functions` writes it; a test compares it with the running Spark), the Flink
+functions the transpiler maps (`connector.sql.functions.MAPPED_CALLS`), the window functions it rewrites, and the
+pipeline's Python functions (CREATE FUNCTION).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from sqlglot import exp
+
+from connector.diagnostics import did_you_mean
+from connector.sql.functions import MAPPED_CALLS
+
+SPARK_FUNCTIONS_FILE = Path(__file__).with_name("spark_functions.txt")
+_WINDOWS = ("TUMBLE", "HOP", "SESSION", "CUMULATE")
+# Rewritten by `connector.sql.windows` and `connector.sql.transpile` (which refuses some with a reason of its own).
+REWRITTEN = frozenset(
+    {*_WINDOWS, "DESCRIPTOR", "CURRENT_WATERMARK", "SOURCE_WATERMARK"}
+    | {f"{w}_{part}" for w in _WINDOWS for part in ("START", "END", "ROWTIME", "PROCTIME")}
+)
+
+
+@functools.cache
+def spark_functions() -> frozenset[str]:
+    """Spark's built-in SQL functions, upper-cased."""
+    return frozenset(line.strip().upper() for line in SPARK_FUNCTIONS_FILE.read_text().splitlines() if line.strip())
+
+
+def unknown_calls(tree: exp.Expr, declared: Iterable[str]) -> Iterator[tuple[exp.Anonymous, str]]:
+    """Each call in `tree` of a function that is none of the known ones or of `declared` (the pipeline's Python
+    functions), with the error's message."""
+    own = {name.upper() for name in declared}
+    known = spark_functions() | MAPPED_CALLS | REWRITTEN | own
+    for call in tree.find_all(exp.Anonymous):
+        name = call.name.upper()
+        if name and name not in known and call.arg_key != "hints":  # a table's OPTIONS(...) hint is no call
+            hint = did_you_mean(name.lower(), sorted({n.lower() for n in known}))
+            yield call, (
+                f"No match found for function '{call.name}': it is no built-in function of Flink SQL that kafka-sql "
+                f"runs, nor a function the pipeline declares.{hint} Declare a Python function with CREATE FUNCTION "
+                f"{call.name} AS 'module.function' LANGUAGE PYTHON."
+            )
+
+
+def main() -> None:
+    """Write `spark_functions.txt` from the Spark this project pins."""
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.master("local[1]").appName("kafka-sql-functions").getOrCreate()
+    try:
+        SPARK_FUNCTIONS_FILE.write_text("\n".join(listed(spark)) + "\n")
+    finally:
+        spark.stop()
+
+
+def listed(spark: object) -> list[str]:
+    """The names of the session's built-in SQL functions that are callable by name, sorted."""
+    rows = spark.sql("SHOW SYSTEM FUNCTIONS").collect()  # type: ignore[attr-defined]
+    return sorted({str(r[0]) for r in rows if re.fullmatch(r"[a-z_][a-z0-9_]*", str(r[0]))})
+
+
+if __name__ == "__main__":
+    main()
