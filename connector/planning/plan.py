@@ -23,7 +23,7 @@ from connector.formats import registry as formats
 from connector.options.factory import SourceBehaviour
 from connector.options.types import parse_duration
 from connector.secrets import mask_options
-from connector.sql import validation
+from connector.sql import changes
 from connector.sql.catalog import DELETED_COLUMN, Function, Insert, Pipeline, Table
 from connector.sql.deduplication import Deduplication
 from connector.sql.intervals import watermark_delay
@@ -246,7 +246,7 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
                     ref.set("alias", exp.TableAlias(this=exp.to_identifier(read.name)))
                 ref.set("this", exp.to_identifier(plan.view))
             ref.set("hints", None)
-        for table in validation.read_tables(pipeline, insert.query):  # tables read through views
+        for table in changes.read_tables(pipeline, insert.query):  # tables read through views
             if not any(k[0] == table.name.lower() for k in plans):
                 plans[(table.name.lower(), (), False)] = source_plan(table, {}, table.name, query_name)
         query_watermarks = dict(watermarks)
@@ -272,7 +272,7 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
         except TranspileError as err:
             diagnostics.append(Diagnostic.at(insert.position, "unsupported", err.message))
             continue
-        updating = validation.produces_updates(pipeline, insert.query)
+        updating = changes.produces_updates(pipeline, insert.query)
         query_trigger = {"availableNow": True} if all(p.bounded for p in plans.values()) else trigger
         queries.append(
             QueryPlan(

@@ -7,6 +7,7 @@ query's columns line up with the sink's persisted columns in number and type.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -16,14 +17,12 @@ from sqlglot import exp
 from connector.connectors import registry
 from connector.diagnostics import Diagnostic, Position, did_you_mean
 from connector.quality import expectations
-from connector.sql import annotate
+from connector.sql import annotate, changes
 from connector.sql.annotate import infer_type
 from connector.sql.catalog import Column, ColumnKind, Insert, Pipeline, Table
 from connector.sql.expressions import WindowTVF
 from connector.sql.known_functions import unknown_calls
 from connector.sql.lookups import is_lookup, lookup_problem, lookup_tables
-from connector.sql.retractions import aggregated_changelog, retraction_problem
-from connector.sql.top_n import is_top_n, top_n_key
 from connector.sql.types import CastSupport, cast_support, flink_sql
 
 Locate = Callable[[exp.Expr, Position], Position]
@@ -332,110 +331,6 @@ class _Checker:
             )
         return True
 
-    def changelog_sources(self, insert: Insert, changelogs: list[Table], writes_changes: bool = False) -> None:
-        """An upsert-kafka or CDC-format (debezium-json) source is a changelog: Flink retracts a key's previous
-        row when it changes or is deleted, so filters, joins and aggregates see each key once. Spark's operators
-        cannot retract, and would count every version: a plain projection of such a table is exact, and so are
-        the aggregates `connector.sql.retractions` rewrites, given the old rows (a CDC format's own, or an upsert-kafka
-        key's previous row, kept by `connector.runtime.normalize`). A sink that `writes_changes` (debezium-json)
-        takes every old row and delete as a message: a filter of the changelog is exact too."""
-        if not changelogs:
-            return
-        aggregated = aggregated_changelog(insert.query, self.changelog_table)
-        if aggregated is not None:
-            problem = retraction_problem(aggregated)
-            if problem is not None:
-                self.error(
-                    insert.position,
-                    "changelog-source",
-                    f"This query aggregates the changelog table '{changelogs[0].name}' with {problem}: Flink "
-                    "retracts the old row of each update and delete from its group; here COUNT, SUM and AVG "
-                    "retract (their signed sums), other aggregates cannot. Aggregate with those, or read a topic "
-                    "of inserts.",
-                )
-            return
-        kinds: dict[type[exp.Expr], str] = {
-            exp.Where: "a filter (WHERE)",
-            exp.Join: "a join",
-            exp.Group: "a GROUP BY",
-            exp.AggFunc: "an aggregate",
-            exp.Distinct: "DISTINCT",
-            exp.Window: "an OVER window",
-            WindowTVF: "a window TVF",
-        }
-        if writes_changes:
-            del kinds[exp.Where]
-        for query in queries_read(self.pipeline, insert.query):
-            for kind, words in kinds.items():
-                if query.find(kind) is not None:
-                    names = ", ".join(f"'{t.name}'" for t in changelogs)
-                    self.error(
-                        insert.position,
-                        "changelog-source",
-                        f"This query applies {words} to the changelog table {names}, whose updates and deletes "
-                        "Flink retracts before; Spark Structured Streaming cannot retract rows, so the result "
-                        "would count every version of a key. Supported: a projection of a changelog (SELECT columns "
-                        "FROM it, into an upsert-kafka, print or jdbc table with a PRIMARY KEY), and COUNT, SUM and "
-                        "AVG, with WHERE, GROUP BY and HAVING, over a changelog table read directly; read a topic of "
-                        "inserts to do more.",
-                    )
-                    return
-        if not writes_changes:
-            self.upsert_key(insert, changelogs)
-
-    def top_n_key(self, insert: Insert, target: Table) -> None:
-        """Flink writes a Top-N to a sink with a PRIMARY KEY only when that key is the Top-N's upsert key: its
-        PARTITION BY columns and the rank, selected."""
-        query = insert.query
-        positions = top_n_key(query, proctime_columns(self.pipeline)) if isinstance(query, exp.Select) else None
-        if positions is None or not target.primary_key:
-            return
-        sink_names = insert.columns or [c.name for c in target.columns if c.persisted]
-        key = {sink_names[i].lower() for i in positions if i < len(sink_names)}
-        if key != {k.lower() for k in target.primary_key}:
-            shown = ", ".join(sorted(key)) or "none"
-            self.error(
-                insert.position,
-                "upsert-key",
-                f"The query has an upsert key that differs from the primary key of the sink table '{target.name}'. "
-                f"Primary key: [{', '.join(target.primary_key)}], upsert key: {shown}. A Top-N's upsert key is its "
-                "PARTITION BY columns and its rank, selected; Flink refuses other keys too (it asks for an ON "
-                "CONFLICT clause).",
-            )
-
-    def changelog_table(self, name: str) -> bool:
-        table = self.pipeline.table(name)
-        return table is not None and registry.reads_changelog(table)
-
-    def upsert_key(self, insert: Insert, changelogs: list[Table]) -> None:
-        """Flink writes a changelog projection to a sink with a PRIMARY KEY only when the query's upsert key (the
-        source's PRIMARY KEY, selected as it is) is the sink's key; otherwise it refuses, asking for ON CONFLICT."""
-        target = self.pipeline.table(insert.target)
-        if target is None or not target.primary_key:
-            return
-        source = changelogs[0]
-        query = insert.query
-        names: list[str | None] = []
-        if isinstance(query, exp.Select) and not any(isinstance(e, exp.Star) for e in query.selects):
-            names = [e.unalias().name if isinstance(e.unalias(), exp.Column) else None for e in query.selects]
-        elif isinstance(query, exp.Select):
-            names = [c.name for c in source.physical_columns]
-        sink_names = insert.columns or [c.name for c in target.columns if c.persisted]
-        selected = {sink.lower(): (name or "").lower() for sink, name in zip(sink_names, names, strict=False)}
-        upsert_key = {selected.get(k.lower(), "") for k in target.primary_key}
-        if source.primary_key and upsert_key == {k.lower() for k in source.primary_key}:
-            return
-        source_key = ", ".join(source.primary_key) if source.primary_key else "none"
-        self.error(
-            insert.position,
-            "upsert-key",
-            f"The query has an upsert key that differs from the primary key of the sink table '{target.name}'. "
-            f"Primary key: [{', '.join(target.primary_key)}], upsert key: {source_key} (the PRIMARY KEY of the "
-            f"changelog table '{source.name}', selected as it is into the sink's key). Flink refuses this too "
-            f"(it asks for an ON CONFLICT clause); declare the changelog's key on '{source.name}' (PRIMARY KEY "
-            "(...) NOT ENFORCED) and select it into the sink's PRIMARY KEY columns.",
-        )
-
     def insert(self, insert: Insert) -> None:
         target = self.pipeline.table(insert.target)
         if target is None:
@@ -444,9 +339,9 @@ class _Checker:
             else:
                 self.relation(insert.target, insert.position)
             return
-        changelogs = [t for t in read_tables(self.pipeline, insert.query) if registry.reads_changelog(t)]
+        changelogs = [t for t in changes.read_tables(self.pipeline, insert.query) if registry.reads_changelog(t)]
         writes_changes = registry.writes_changelog(target)
-        if writes_changes and produces_updates(self.pipeline, insert.query):
+        if writes_changes and changes.produces_updates(self.pipeline, insert.query):
             self.error(
                 insert.position,
                 "insert-changelog",
@@ -455,25 +350,26 @@ class _Checker:
                 "here (Spark's update mode). Write the aggregate to an upsert-kafka table or to jdbc with a PRIMARY "
                 "KEY; a projection or filter of a changelog, or a query of inserts, can be written in this format.",
             )
-        elif not _accepts_updates(target) and not writes_changes and changelogs:
+        elif not changes.accepts_updates(target) and not writes_changes and changelogs:
             self.error(
                 insert.position,
                 "insert-changelog",
                 f"Table sink '{target.name}' ({target.connector}) doesn't support consuming update and delete "
                 f"changes, which this query reads from the changelog table '{changelogs[0].name}'. Write to a sink "
-                f"that accepts updates: {', '.join(UPDATING_SINKS)}, jdbc with a PRIMARY KEY.",
+                f"that accepts updates: {', '.join(changes.UPDATING_SINKS)}, jdbc with a PRIMARY KEY.",
             )
-        elif not _accepts_updates(target) and produces_updates(self.pipeline, insert.query):
+        elif not changes.accepts_updates(target) and changes.produces_updates(self.pipeline, insert.query):
             self.error(
                 insert.position,
                 "insert-changelog",
                 f"Table sink '{target.name}' ({target.connector}) doesn't support consuming update changes, which "
                 f"this query produces (an aggregate outside a window, or a Top-N). Aggregate over a window TVF, or "
-                f"write to a sink that accepts updates: {', '.join(UPDATING_SINKS)}, jdbc with a PRIMARY KEY.",
+                f"write to a sink that accepts updates: {', '.join(changes.UPDATING_SINKS)}, jdbc with a PRIMARY KEY.",
             )
         self.calls(insert.query, insert.position)
-        self.changelog_sources(insert, changelogs, writes_changes)
-        self.top_n_key(insert, target)
+        report = functools.partial(self.error, insert.position)
+        changes.changelog_sources(self.pipeline, insert, changelogs, writes_changes, report)
+        changes.top_n_sink_key(self.pipeline, insert, target, report)
         for ref in insert.query.find_all(exp.Table):
             problem = lookup_problem(self.pipeline, ref) if is_lookup(ref) else None
             if problem is not None:
@@ -589,75 +485,6 @@ def assignable(source: exp.DataType, target: exp.DataType) -> bool:
     return fs == ft
 
 
-UPDATING_SINKS = ("upsert-kafka", "print", "blackhole")
-_UPSERTING_SINKS = ("jdbc",)  # updating sinks when the table declares a PRIMARY KEY (Flink's upsert mode)
-
-
-def _accepts_updates(table: Table) -> bool:
-    return table.connector in UPDATING_SINKS or (table.connector in _UPSERTING_SINKS and bool(table.primary_key))
-
-
-def _is_windowed(select: exp.Select) -> bool:
-    from_ = select.args.get("from_")
-    if from_ is not None and isinstance(from_.this, WindowTVF):
-        return True
-    group = select.args.get("group")
-    legacy = ("TUMBLE", "HOP", "SESSION")
-    return group is not None and any(
-        isinstance(g, exp.Anonymous) and g.name.upper() in legacy for g in group.expressions
-    )
-
-
-def produces_updates(pipeline: Pipeline, query: exp.Query) -> bool:
-    """Whether a query emits updates (Flink: a GroupAggregate) rather than appends only.
-
-    A grouped or global aggregate over a window (window TVF or legacy group window) is final when the
-    window closes, so it appends; any other aggregate refines earlier results and needs an updating sink, and so
-    does a Top-N.
-    """
-    for node in queries_read(pipeline, query):
-        for select in node.find_all(exp.Select):
-            aggregated = select.args.get("group") is not None or any(
-                sel.find(exp.AggFunc) is not None for sel in select.selects
-            )
-            if (aggregated and not _is_windowed(select)) or is_top_n(select, proctime_columns(pipeline)):
-                return True
-    return False
-
-
-def proctime_columns(pipeline: Pipeline) -> set[str]:
-    """The names of the pipeline's processing-time attributes (computed columns AS PROCTIME())."""
-    return {
-        c.name
-        for t in pipeline.tables.values()
-        for c in t.columns
-        if isinstance(c.expression, exp.Anonymous) and c.expression.name.upper() == "PROCTIME"
-    }
-
-
-def queries_read(pipeline: Pipeline, query: exp.Query) -> list[exp.Query]:
-    """`query` and the query of every view it reads, directly or through other views, each once, in first-use
-    order."""
-    found: list[exp.Query] = [query]
-    seen: set[str] = set()
-    for node in found:  # grows while it is read
-        for ref in node.find_all(exp.Table):
-            view = pipeline.view(ref.name)
-            if view is not None and view.name.lower() not in seen:
-                seen.add(view.name.lower())
-                found.append(view.query)
-    return found
-
-
-def read_tables(pipeline: Pipeline, query: exp.Query) -> list[Table]:
-    """The tables a query reads as streams, looking through views, in first-use order (not those it looks up)."""
-    found: dict[str, Table] = {}
-    for node in queries_read(pipeline, query):
-        for ref in node.find_all(exp.Table):
-            table = pipeline.table(ref.name)
-            if table is not None and not is_lookup(ref):
-                found.setdefault(table.name.lower(), table)
-    return list(found.values())
 
 
 def validate(pipeline: Pipeline, locate: Locate | None = None) -> list[Diagnostic]:
@@ -668,7 +495,7 @@ def validate(pipeline: Pipeline, locate: Locate | None = None) -> list[Diagnosti
     sources: dict[str, Table] = {}
     sinks: dict[str, Table] = {}
     for insert in pipeline.inserts:
-        sources.update((t.name.lower(), t) for t in read_tables(pipeline, insert.query))
+        sources.update((t.name.lower(), t) for t in changes.read_tables(pipeline, insert.query))
         target = pipeline.table(insert.target)
         if target is not None:
             sinks[target.name.lower()] = target
