@@ -111,7 +111,7 @@ def test_a_missing_table_fails_the_run_naming_it(
 @pytest.mark.parametrize(
     ("variables", "expected"),
     [
-        ({"as_of": "ts", "time": "ts TIMESTAMP(3)"}, "an event-time temporal join (against a versioned table)"),
+        ({"as_of": "ts", "time": "ts TIMESTAMP(3)"}, "an event-time temporal join (AS OF the stream's rowtime) is"),
         ({"join": "RIGHT JOIN"}, "a lookup join is a JOIN or LEFT JOIN ... ON"),
         ({"connector": "datagen"}, "connector 'datagen' cannot look rows up; connectors that can: jdbc"),
     ],

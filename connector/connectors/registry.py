@@ -97,8 +97,8 @@ def validate_lookup(table: Table) -> list[Diagnostic]:
             table.option_position(CONNECTOR_KEY),
             "connector-usage",
             f"Table '{table.name}' is looked up (FOR SYSTEM_TIME AS OF), but connector '{factory.identifier}' cannot "
-            f"look rows up; connectors that can: {able}. An event-time temporal join against a versioned table "
-            "is not supported yet.",
+            f"look rows up; connectors that can: {able}. An event-time temporal join is against a versioned table: "
+            "a changelog (upsert-kafka, a CDC format) with a PRIMARY KEY and a WATERMARK.",
         )
     ]
 

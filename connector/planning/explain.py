@@ -147,6 +147,13 @@ def render_text(doc: dict[str, Any]) -> str:
                              f"{d['spark_sql']}")  # fmt: skip
             else:
                 lines.append(f"  deduplicated view {d['view']} (first row per {keys}): {d['spark_sql']}")
+        for t in q.get("temporal_joins", []):
+            keys = ", ".join(f"{t['left_alias']}.{a} = {t['right_alias']}.{b}" for a, b in t["keys"])
+            lines.append(
+                f"  temporal join view {t['view']}: {t['left']} AS {t['left_alias']} {'LEFT ' if t['outer'] else ''}"
+                f"JOIN the versions of {t['right']} AS {t['right_alias']} ON {keys}, as of {t['left_time']} "
+                f"(versions by {t['right_time']}; rows wait for the watermark)"
+            )
         lines.append(f"  spark sql: {q['spark_sql']}")
     lines += doc["warnings"]
     return "\n".join(lines)

@@ -31,6 +31,7 @@ from connector.sql.lookups import is_lookup
 from connector.sql.retractions import aggregated_changelog, retract
 from connector.sql.rewriting import TranspileError
 from connector.sql.statements import table_option_hints
+from connector.sql.temporal import TemporalJoin
 from connector.sql.transpile import to_spark_query, to_spark_sql
 
 # SET keys with a Spark meaning; every other key is reported once as ignored.
@@ -76,6 +77,7 @@ class QueryPlan:
     output_mode: str
     trigger: dict[str, Any]
     deduplications: list[Deduplication] = field(default_factory=list)  # views the SQL reads, defined first
+    temporal_joins: list[TemporalJoin] = field(default_factory=list)  # views the SQL reads, defined first
 
     @property
     def bounded(self) -> bool:
@@ -102,9 +104,10 @@ class QueryPlan:
             "row_limit": self.row_limit,
             "checkpoint": self.checkpoint,
             "spark_sql": self.spark_sql,
+            **({"deduplications": [_ranked_view(d) for d in self.deduplications]} if self.deduplications else {}),
             **(
-                {"deduplications": [_ranked_view(d) for d in self.deduplications]}
-                if self.deduplications
+                {"temporal_joins": [dataclasses.asdict(t) for t in self.temporal_joins]}
+                if self.temporal_joins
                 else {}
             ),
         }
@@ -234,7 +237,7 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
             if read is None:
                 continue
             hints = table_option_hints(ref)
-            looked_up = is_lookup(ref)
+            looked_up = is_lookup(ref, pipeline)
             ref_key = (read.name.lower(), tuple(sorted(hints.items())), looked_up)
             if ref_key not in plans:
                 ordinal = sum(1 for k in plans if k[0] == ref_key[0])
@@ -251,7 +254,10 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
                 plans[(table.name.lower(), (), False)] = source_plan(table, {}, table.name, query_name)
         query_watermarks = dict(watermarks)
         query_watermarks.update((p.view, p.table.watermark.column) for p in plans.values() if p.table.watermark)
-        changelog = any(registry.reads_changelog(p.table) for p in plans.values())
+        versioned = changes.versioned_tables(pipeline, insert.query)  # a temporal join's versions: no changelog out
+        changelog = any(
+            registry.reads_changelog(p.table) and p.table.name.lower() not in versioned for p in plans.values()
+        )
         aggregated = aggregated_changelog(query, functools.partial(_reads_changelog, plans))
         if aggregated is not None or (changelog and registry.writes_changelog(sink)):
             # The old rows of updates (and for upsert-kafka, of deletes): the aggregates retract them, a changelog
@@ -286,6 +292,7 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
                 output_mode="update" if updating and not any(d.top for d in spark.deduplications) else "append",
                 trigger=query_trigger,
                 deduplications=spark.deduplications,
+                temporal_joins=spark.temporal_joins,
             )
         )
     for table in pipeline.tables.values():

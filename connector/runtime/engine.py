@@ -35,6 +35,7 @@ from connector.quality.gate import QualityGate
 from connector.quality.provenance import PROVENANCE, provenance_view, with_provenance
 from connector.runtime.normalize import normalize
 from connector.runtime.python_udfs import register_functions
+from connector.runtime.temporal import temporal_join
 from connector.runtime.top_n import top_n
 from connector.sql.catalog import ColumnKind, Pipeline, Table
 from connector.sql.intervals import watermark_delay
@@ -232,6 +233,10 @@ def start_query(
     with flink_arithmetic(spark):  # views capture the settings they are created with
         for name, view_sql in plan.views:
             spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW `{name}` AS {view_sql}")
+        for temporal in query.temporal_joins:  # event-time temporal joins: views both sides' rows define
+            temporal_join(spark.table(temporal.left), spark.table(temporal.right), temporal).createOrReplaceTempView(
+                temporal.view
+            )
         for deduplication in query.deduplications:  # Flink's first row per key: Spark's dropDuplicates
             rows = spark.sql(deduplication.sql)
             if deduplication.top is None:

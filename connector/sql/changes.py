@@ -11,7 +11,7 @@ from sqlglot import exp
 from connector.connectors import registry
 from connector.sql.catalog import Insert, Pipeline, Table
 from connector.sql.expressions import WindowTVF
-from connector.sql.lookups import is_lookup
+from connector.sql.lookups import is_lookup, is_versioned
 from connector.sql.retractions import aggregated_changelog, retraction_problem
 from connector.sql.top_n import is_top_n, top_n_key
 
@@ -83,9 +83,19 @@ def read_tables(pipeline: Pipeline, query: exp.Query) -> list[Table]:
     for node in queries_read(pipeline, query):
         for ref in node.find_all(exp.Table):
             table = pipeline.table(ref.name)
-            if table is not None and not is_lookup(ref):
+            if table is not None and not is_lookup(ref, pipeline):
                 found.setdefault(table.name.lower(), table)
     return list(found.values())
+
+
+def versioned_tables(pipeline: Pipeline, query: exp.Query) -> set[str]:
+    """The (lower-cased) names of the tables `query` reads only as the versioned side of a temporal join."""
+    versioned: set[str] = set()
+    streamed: set[str] = set()
+    for node in queries_read(pipeline, query):
+        for ref in node.find_all(exp.Table):
+            (versioned if is_versioned(ref, pipeline) else streamed).add(ref.name.lower())
+    return versioned - streamed
 
 
 def changelog_sources(

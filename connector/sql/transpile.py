@@ -30,6 +30,8 @@ from connector.sql.dialect import Flink
 from connector.sql.functions import spark_cast, spark_function
 from connector.sql.intervals import spark_interval
 from connector.sql.rewriting import TranspileError, call_name, fn
+from connector.sql.temporal import TemporalJoin
+from connector.sql.temporal import extract as extract_temporal
 from connector.sql.windows import rewrite_group_windows, rewrite_window_tvfs
 
 
@@ -39,6 +41,7 @@ class SparkQuery:
 
     sql: str
     deduplications: list[Deduplication] = field(default_factory=list)
+    temporal_joins: list[TemporalJoin] = field(default_factory=list)
 
 
 def to_spark_query(
@@ -57,7 +60,7 @@ def to_spark_query(
     stream-static joins."""
     rewriter = _Rewriter(_lower(watermarks), streaming, _lower(proctimes), {name.lower() for name in lookups})
     sql = rewriter.query(query, owned=owned).sql(dialect="spark", copy=False)  # the rewritten tree is ours
-    return SparkQuery(sql, rewriter.deduplications)
+    return SparkQuery(sql, rewriter.deduplications, rewriter.temporal_joins)
 
 
 def to_spark_sql(query: exp.Query, *, watermarks: Mapping[str, str] | None = None, streaming: bool = True) -> str:
@@ -106,6 +109,7 @@ class _Rewriter:
         self.streaming = streaming
         self.proctimes = proctimes
         self.deduplications: list[Deduplication] = []
+        self.temporal_joins: list[TemporalJoin] = []
         self.flink = Flink()
 
     def query(self, query: exp.Query, owned: bool = False) -> exp.Query:
@@ -113,6 +117,9 @@ class _Rewriter:
         found: list[Deduplication] = []
         if self.streaming:
             for select in list(tree.find_all(exp.Select)):
+                temporal = extract_temporal(select, self.watermarks, len(self.temporal_joins) + 1)
+                if temporal is not None:
+                    self.temporal_joins.append(temporal)
                 number = len(self.deduplications) + len(found) + 1
                 deduplication = extract(select, self.proctimes, number) or extract_distinct(select, number)
                 if deduplication is not None:

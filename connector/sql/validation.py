@@ -22,7 +22,8 @@ from connector.sql.annotate import infer_type
 from connector.sql.catalog import Column, ColumnKind, Insert, Pipeline, Table
 from connector.sql.expressions import WindowTVF
 from connector.sql.known_functions import unknown_calls
-from connector.sql.lookups import is_lookup, lookup_problem, lookup_tables
+from connector.sql.lookups import is_lookup, is_versioned, lookup_problem, lookup_tables
+from connector.sql.temporal import temporal_problem
 from connector.sql.types import CastSupport, cast_support, flink_sql
 
 Locate = Callable[[exp.Expr, Position], Position]
@@ -339,7 +340,12 @@ class _Checker:
             else:
                 self.relation(insert.target, insert.position)
             return
-        changelogs = [t for t in changes.read_tables(self.pipeline, insert.query) if registry.reads_changelog(t)]
+        versioned_only = changes.versioned_tables(self.pipeline, insert.query)  # temporal joins read them as versions
+        changelogs = [
+            t
+            for t in changes.read_tables(self.pipeline, insert.query)
+            if registry.reads_changelog(t) and t.name.lower() not in versioned_only
+        ]
         writes_changes = registry.writes_changelog(target)
         if writes_changes and changes.produces_updates(self.pipeline, insert.query):
             self.error(
@@ -371,7 +377,9 @@ class _Checker:
         changes.changelog_sources(self.pipeline, insert, changelogs, writes_changes, report)
         changes.top_n_sink_key(self.pipeline, insert, target, report)
         for ref in insert.query.find_all(exp.Table):
-            problem = lookup_problem(self.pipeline, ref) if is_lookup(ref) else None
+            problem = lookup_problem(self.pipeline, ref) if is_lookup(ref, self.pipeline) else None
+            if is_versioned(ref, self.pipeline):
+                problem = temporal_problem(self.pipeline, ref)
             if problem is not None:
                 self.error(insert.position, "lookup-join", problem)
         produced = self.output_columns(insert.query, insert.position)

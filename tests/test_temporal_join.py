@@ -1,0 +1,68 @@
+"""Event-time temporal joins (`FOR SYSTEM_TIME AS OF` the stream's rowtime, against a versioned table): what
+`validate` refuses of them, with Flink's reasons. Their results are compared with Flink's in the conformance case
+`temporal_join`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from connector.sql.frontend import compile_file
+
+PIPELINE = """
+CREATE TABLE orders (id INT, currency STRING, amount DOUBLE, order_time TIMESTAMP(3),
+  WATERMARK FOR order_time AS order_time) WITH (
+  'connector' = 'kafka', 'topic' = 'o', 'properties.bootstrap.servers' = 'x', 'format' = 'json',
+  'scan.startup.mode' = 'earliest-offset');
+CREATE TABLE rates (currency STRING, rate DOUBLE, update_time TIMESTAMP(3){rates_key}{rates_watermark}) WITH (
+  'connector' = 'upsert-kafka', 'topic' = 'r', 'properties.bootstrap.servers' = 'x',
+  'key.format' = 'json', 'value.format' = 'json');
+CREATE TABLE converted (id INT, amount DOUBLE) WITH ('connector' = 'print');
+INSERT INTO converted SELECT {selected} FROM orders AS o {join} rates FOR SYSTEM_TIME AS OF {as_of} AS r ON {on};
+"""
+GOOD = {
+    "rates_key": ", PRIMARY KEY (currency) NOT ENFORCED",
+    "rates_watermark": ", WATERMARK FOR update_time AS update_time",
+    "selected": "o.id, o.amount * r.rate", "join": "JOIN", "as_of": "o.order_time", "on": "o.currency = r.currency",
+}  # fmt: skip
+
+
+def _errors(tmp_path: Path, **parts: str) -> list[str]:
+    path = tmp_path / "p.sql"
+    path.write_text(PIPELINE.format(**{**GOOD, **parts}))
+    return [d.message for d in compile_file(path).errors]
+
+
+def test_validate_accepts_a_temporal_join_as_flink_writes_it_and_explain_shows_it(tmp_path: Path) -> None:
+    from connector.planning.explain import explain, render_text
+
+    assert _errors(tmp_path) == []
+    assert _errors(tmp_path, join="LEFT JOIN", on="r.currency = o.currency") == []
+    compiled = compile_file(tmp_path / "p.sql")
+    assert compiled.pipeline is not None
+    text = render_text(explain(compiled.pipeline, "p"))
+    assert (
+        "temporal join view __temporal_1: orders AS o LEFT JOIN the versions of rates AS r ON o.currency = "
+        "r.currency, as of order_time (versions by update_time; rows wait for the watermark)" in text
+    )
+    assert 'spark sql: SELECT `o__id`, `o__amount` * `r__rate` FROM __temporal_1' in text
+
+
+@pytest.mark.parametrize(
+    ("parts", "expected"),
+    [
+        ({"rates_key": ""}, "The versioned table 'rates' of a temporal join needs a PRIMARY KEY and a WATERMARK"),
+        ({"rates_watermark": ""}, "needs a PRIMARY KEY and a WATERMARK"),
+        ({"as_of": "o.id"}, "is AS OF the rowtime (the WATERMARK column) of 'orders'"),
+        ({"on": "o.currency = r.currency AND r.rate > 1"}, "equalities between the two tables' columns"),
+        ({"on": "o.id = r.rate"}, "that cover the PRIMARY KEY of 'rates' (currency)"),
+        ({"selected": "id, amount"}, "Name the columns of a temporal join with their table's alias"),
+        ({"join": "RIGHT JOIN"}, "a temporal join is a JOIN or LEFT JOIN ... ON"),
+    ],
+)
+def test_validate_refuses_what_is_no_temporal_join_flink_runs(
+    tmp_path: Path, parts: dict[str, str], expected: str
+) -> None:
+    messages = _errors(tmp_path, **parts)
+    assert any(expected in m for m in messages), messages
