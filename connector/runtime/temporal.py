@@ -44,7 +44,8 @@ def temporal_join(left: DataFrame, right: DataFrame, join: TemporalJoin) -> Data
         return frame.select(
             F.to_json(F.struct(*key)).alias("__key"),
             F.lit(name).alias("__side"),
-            F.col(f"`{_column(frame, time)}`").alias("__time"),
+            F.col(f"`{_column(frame, time)}`").alias("__event_time"),  # keeps the watermark the timeout needs
+            F.unix_millis(F.col(f"`{_column(frame, time)}`")).alias("__time"),  # epoch ms, as the watermark
             F.to_json(F.struct(*[F.col(f"`{c}`") for c in visible[name]]), STATE_JSON).alias("__row"),
             retracts.alias("__retracts"),
         )
@@ -67,10 +68,6 @@ def _column(frame: DataFrame, name: str) -> str:
     return next(c for c in frame.columns if c.lower() == name.lower())
 
 
-def _millis(value: Any) -> int:
-    return int(pd.Timestamp(value).value // 1_000_000)
-
-
 def _joined(outer: bool, _: Any, chunks: Iterator[pd.DataFrame], state: GroupState) -> Iterator[pd.DataFrame]:
     """One key's new rows and versions; the rows the watermark has passed, joined."""
     kept: dict[str, Any] = pickle.loads(state.get[0]) if state.exists else {"rows": [], "versions": [], "seq": 0}
@@ -78,7 +75,7 @@ def _joined(outer: bool, _: Any, chunks: Iterator[pd.DataFrame], state: GroupSta
         for side, time, row, retracts in chunk[["__side", "__time", "__row", "__retracts"]].itertuples(index=False):
             if pd.isna(time):
                 continue  # no event time: Flink drops it too
-            entry = (_millis(time), kept["seq"], None if retracts else row)
+            entry = (int(time), kept["seq"], None if retracts else row)
             kept["rows" if side == _LEFT else "versions"].append(entry)
             kept["seq"] += 1
     watermark = state.getCurrentWatermarkMs()
