@@ -222,14 +222,19 @@ def test_validate_refuses_what_spark_cannot_retract_or_flink_refuses(tmp_path: P
     assert no_key.startswith("upsert-key:") and "upsert key: none" in no_key
     (other_key,) = _errors(tmp_path, UPSERT, "SELECT CAST(name AS INT), CAST(id AS STRING) FROM products")
     assert other_key.startswith("upsert-key:")
-    written = _errors(tmp_path, kafka.format(fmt="canal-json"), sink_key="")
-    assert any(e.startswith("unsupported-format: Writing format 'canal-json' is not supported") for e in written)
 
 
-def test_validate_accepts_writing_debezium_json_from_queries_that_carry_their_old_rows(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fmt", ["debezium-json", "canal-json", "maxwell-json"])
+def test_validate_accepts_writing_a_changelog_format_from_queries_that_carry_their_old_rows(
+    tmp_path: Path, fmt: str
+) -> None:
+    changes = f"'connector' = 'kafka', 'topic' = 'o', 'properties.bootstrap.servers' = 'x', 'format' = '{fmt}'"
+    assert _errors(tmp_path, changes, sink_key="") == []
+    assert _errors(tmp_path, changes, "SELECT id, name FROM products WHERE id > 1", sink_key="") == []
+
+
+def test_validate_refuses_writing_debezium_json_from_an_aggregate_or_with_its_schema(tmp_path: Path) -> None:
     debezium = "'connector' = 'kafka', 'topic' = 'o', 'properties.bootstrap.servers' = 'x', 'format' = 'debezium-json'"
-    assert _errors(tmp_path, debezium, sink_key="") == []
-    assert _errors(tmp_path, debezium, "SELECT id, name FROM products WHERE id > 1", sink_key="") == []
     counted = "SELECT CAST(COUNT(*) AS INT), name FROM products GROUP BY name"
     (aggregate,) = _errors(tmp_path, debezium, counted, sink_key="")
     assert aggregate.startswith("insert-changelog:") and "carry no old row" in aggregate

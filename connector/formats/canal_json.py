@@ -9,9 +9,20 @@ regular expressions, whole names) are skipped, as in Flink.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pyspark.sql import Column
 from pyspark.sql import functions as F
-from pyspark.sql.types import ArrayType, IntegerType, LongType, MapType, StringType, StructField, StructType
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    IntegerType,
+    LongType,
+    MapType,
+    StringType,
+    StructField,
+    StructType,
+)
 
 from connector.formats.changelog_json import (
     JSON_OPTIONS,
@@ -24,6 +35,7 @@ from connector.formats.changelog_json import (
     metadata_fields,
     old_image,
     read_metadata,
+    row_text,
     unknown,
 )
 from connector.formats.payload import PayloadFormat
@@ -128,6 +140,14 @@ class CanalJsonCodec(ChangelogJsonCodec):
             .when(kind == F.lit("UPDATE"), updates)
             .otherwise(rows)
         )
+
+
+    def encode_change(self, fmt: PayloadFormat, row: Mapping[str, Column], retracts: Column) -> Column:
+        """Flink's CanalJsonSerializationSchema: `{"data":[row],"type":"INSERT"}` for an INSERT or UPDATE_AFTER,
+        `"DELETE"` for a DELETE or UPDATE_BEFORE."""
+        kind = F.when(retracts, F.lit("DELETE")).otherwise(F.lit("INSERT"))
+        text = F.concat(F.lit('{"data":['), row_text(fmt, row), F.lit('],"type":"'), kind, F.lit('"}'))
+        return text.cast(BinaryType())
 
 
 CANAL_JSON = Format(

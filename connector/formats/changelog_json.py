@@ -17,7 +17,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField
 
-from connector.formats.json import JsonOptions, json_decode
+from connector.formats.json import JsonCodec, JsonOptions, json_decode
 from connector.formats.payload import (
     INVALID_UTF8,
     Codec,
@@ -99,6 +99,11 @@ def old_image(new: Column, old: Column, changed: Column | None = None) -> Column
         parts.append(F.when(F.size(changed) > F.lit(0), F.concat_ws(",", quoted)))
     parts.append(members(old))
     return F.concat(F.lit("{"), F.concat_ws(",", *parts), F.lit("}"))
+
+
+def row_text(fmt: PayloadFormat, row: Mapping[str, Column]) -> Column:
+    """A row as the `json` format writes it (Flink's changelog serializers wrap its JSON row converter)."""
+    return JsonCodec().encode(fmt, row).cast(StringType())
 
 
 def because(words: str, text: Column) -> Column:

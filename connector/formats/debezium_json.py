@@ -27,9 +27,9 @@ from connector.formats.changelog_json import (
     message_problem,
     metadata_fields,
     read_metadata,
+    row_text,
     unknown,
 )
-from connector.formats.json import JsonCodec
 from connector.formats.payload import PayloadFormat
 from connector.options.declarations import ConfigOption
 from connector.options.factory import Format
@@ -123,7 +123,7 @@ class DebeziumJsonCodec(ChangelogJsonCodec):
         """Flink's DebeziumJsonSerializationSchema: INSERT and UPDATE_AFTER as `{"before":null,"after":row,
         "op":"c"}`, DELETE and UPDATE_BEFORE as `{"before":row,"after":null,"op":"d"}`, the row as `json` writes
         it."""
-        image = JsonCodec().encode(fmt, row).cast(StringType())
+        image = row_text(fmt, row)
         before = F.when(retracts, image).otherwise(F.lit("null"))
         after = F.when(retracts, F.lit("null")).otherwise(image)
         op = F.when(retracts, F.lit("d")).otherwise(F.lit("c"))
