@@ -4,7 +4,8 @@ A message `{"data": [{...}, ...], "old": [...], "type": "INSERT|UPDATE|DELETE", 
 holds one row per element of `data`: inserted, updated (its old row, `data` with the changed fields of `old` in
 place, then its new one) or deleted (see `connector.formats.changelog_json`). DDL messages (`"type": "CREATE"`)
 and messages of other databases or tables than 'canal-json.database.include' / 'canal-json.table.include' (Java
-regular expressions, whole names) are skipped, as in Flink.
+regular expressions, whole names) are skipped, as in Flink. Writing (`encode_change`) is Flink's: one row per
+message, INSERT for an insert or new row, DELETE for a delete or old row.
 """
 
 from __future__ import annotations

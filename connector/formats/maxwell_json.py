@@ -3,6 +3,8 @@
 A message `{"database": ..., "table": ..., "type": "insert|update|delete", "data": {...}, "old": {...}}` holds one
 row: `data`, inserted, updated (its old row, `data` with the changed fields of `old` in place, then `data`) or
 deleted (see `connector.formats.changelog_json`).
+Writing (`encode_change`) is Flink's: `insert` for an insert or new row, `delete` for a delete
+or old row.
 """
 
 from __future__ import annotations
