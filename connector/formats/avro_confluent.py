@@ -162,12 +162,12 @@ def registry_rules(check: FormatCheck) -> None:
             )
 
 
-def _subject(fmt: PayloadFormat) -> str:
+def subject_of(fmt: PayloadFormat) -> str:
     explicit = fmt.options.get("subject")
     return str(explicit) if explicit else f"{fmt.topic}-{fmt.role}"
 
 
-def _fail(fmt: PayloadFormat, err: RegistryError) -> PipelineError:
+def registry_failure(fmt: PayloadFormat, err: RegistryError) -> PipelineError:
     assert fmt.position is not None
     return PipelineError([Diagnostic.at(fmt.position, "schema-registry", f"Table '{fmt.table}': {err}.")])
 
@@ -183,11 +183,11 @@ class WireFormat:
     subject when the query starts (fetched once, here), into a reader schema."""
 
     def __init__(self, fmt: PayloadFormat) -> None:
-        self.subject = _subject(fmt)
+        self.subject = subject_of(fmt)
         try:
             self.writers = subject_schemas(fmt.options, self.subject)
         except RegistryError as err:
-            raise _fail(fmt, err) from None
+            raise registry_failure(fmt, err) from None
         self.where = f"subject '{self.subject}' of schema registry {shown_url(str(fmt.options['url']))}"
 
     def record(self, payload: Column, reader: dict[str, Any]) -> Column:
@@ -264,7 +264,7 @@ class AvroConfluentCodec(AvroCodec):
     def encode(self, fmt: PayloadFormat, row: Mapping[str, Column]) -> Column:
         from pyspark.sql.avro.functions import to_avro
 
-        subject = _subject(fmt)
+        subject = subject_of(fmt)
         fields = avro_fields(fmt.fields)
         explicit = fmt.options.get("schema")
         schema = json.loads(str(explicit)) if explicit else table_schema(fields)
@@ -273,7 +273,7 @@ class AvroConfluentCodec(AvroCodec):
                 fmt.options, subject, schema, bool(fmt.options.get("auto.register.schemas", True))
             )
         except RegistryError as err:
-            raise _fail(fmt, err) from None
+            raise registry_failure(fmt, err) from None
         members = [encoded_value(row[f.column], f.flink_type).alias(f.name) for f in fmt.fields if f.flink_type]
         body = to_avro(F.struct(*members), json.dumps(table_schema(fields, for_spark=True)))
         return F.concat(F.lit(b"\x00" + schema_id.to_bytes(4, "big")), body)

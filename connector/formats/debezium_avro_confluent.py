@@ -9,11 +9,15 @@ adds `after`, d deletes `before`; a NULL or empty value (Debezium's tombstone) i
 without `before` fails the query (Postgres needs REPLICA IDENTITY FULL), as do an unknown op and records that do
 not decode; Flink's format has no 'ignore-parse-errors'.
 
-Only the options for reading are declared: writing is refused, as for `debezium-json`.
+Writing (`encode_change`) is Flink's: the envelope of each change, `after` with op c for an insert or new row, `before`
+with op d for a delete or old row, its schema registered under the subject. Flink's options for the registry are
+declared ('schema' and 'auto.register.schemas' are not: the envelope is derived from the columns and registered).
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any
 
 from pyspark.sql import Column
@@ -21,10 +25,18 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
 from connector.formats.avro import AvroCodec, avro_fields, check_columns
-from connector.formats.avro_confluent import AvroConfluentOptions, WireFormat, registry_rules, schema_id
-from connector.formats.avro_schema import RECORD_NAME, decoded_value, table_schema
+from connector.formats.avro_confluent import (
+    AvroConfluentOptions,
+    WireFormat,
+    registry_failure,
+    registry_rules,
+    schema_id,
+    subject_of,
+)
+from connector.formats.avro_schema import RECORD_NAME, decoded_value, encoded_value, table_schema
 from connector.formats.debezium_json import REPLICA_IDENTITY
 from connector.formats.payload import Decoded, PayloadFormat, refuse_changelog_key
+from connector.formats.schema_registry import RegistryError, registered_id
 from connector.options.declarations import ConfigOption
 from connector.options.factory import Format, FormatCheck
 from connector.sql.catalog import Table
@@ -39,10 +51,10 @@ _READING = tuple(
 )
 
 
-def envelope_schema(fmt: PayloadFormat) -> dict[str, Any]:
-    """Flink's reader schema for Debezium records of the table's columns (DebeziumAvroDeserializationSchema's
-    `createDebeziumAvroRowType`, converted as Flink converts a row type)."""
-    row = table_schema(avro_fields(fmt.fields), for_spark=True)
+def envelope_schema(fmt: PayloadFormat, for_spark: bool = True) -> dict[str, Any]:
+    """Flink's schema for Debezium records of the table's columns (DebeziumAvro(De)SerializationSchema's
+    `createDebeziumAvroRowType`, converted as Flink converts a row type); `for_spark`: the twin Spark reads."""
+    row = table_schema(avro_fields(fmt.fields), for_spark=for_spark)
 
     def image(name: str) -> dict[str, Any]:
         return {"name": name, "type": ["null", {**row, "name": f"{RECORD_NAME}_{name}"}], "default": None}
@@ -96,6 +108,28 @@ class DebeziumAvroConfluentCodec(AvroCodec):
         deleted = F.coalesce(event.getField("deleted"), F.lit(False))
         update_before = F.coalesce(event.getField("update_before"), F.lit(False))
         return Decoded(stage, values, absent, F.lit(False), event.getField("problem"), deleted, {}, update_before)
+
+    def encode_change(self, fmt: PayloadFormat, row: Mapping[str, Column], retracts: Column) -> Column:
+        """Flink's DebeziumAvroSerializationSchema: an INSERT or UPDATE_AFTER as `after` with op c, a DELETE or
+        UPDATE_BEFORE as `before` with op d; the envelope's schema registered under the subject when the query
+        starts ('<topic>-value' by default), its id in every record."""
+        from pyspark.sql.avro.functions import to_avro
+
+        subject = subject_of(fmt)
+        try:
+            schema_id = registered_id(fmt.options, subject, envelope_schema(fmt, for_spark=False), True)
+        except RegistryError as err:
+            raise registry_failure(fmt, err) from None
+        image = F.struct(
+            *[encoded_value(row[f.column], f.flink_type).alias(f.name) for f in fmt.fields if f.flink_type]
+        )
+        envelope = F.struct(
+            F.when(retracts, image).alias("before"),
+            F.when(~retracts, image).alias("after"),
+            F.when(retracts, F.lit("d")).otherwise(F.lit("c")).alias("op"),
+        )
+        body = to_avro(envelope, json.dumps(envelope_schema(fmt)))
+        return F.concat(F.lit(b"\x00" + schema_id.to_bytes(4, "big")), body)
 
     def check(self, fmt: PayloadFormat, table: Table, format_key: str) -> None:
         super().check(fmt, table, format_key)

@@ -11,8 +11,9 @@ the sink topics are read back after the run:
   partitions differently; SQL fixes no order);
 * an upsert sink (`upsert-kafka`): the final table, value per key, deleted keys left out (Flink and Spark send
   different intermediate updates; the table they leave is what a reader sees);
-* a sink in `avro-confluent` (values written with `{"value_avro": {"schema": ..., "record": ...}}` input lines through
-  the `registry_url` variable's registry): its values decoded with their writer schemas, as JSON text;
+* a sink in `avro-confluent` or `debezium-avro-confluent` (values written with `{"value_avro": {"schema": ...,
+  "record": ...}}` input lines through the `registry_url` variable's registry): its values decoded with their writer
+  schemas, as JSON text;
 * a `jdbc` sink: the rows of its PostgreSQL table, as psql prints them, ordered by the first column. Variables
   `db_<name>` are fresh table names, `jdbc_url` / `jdbc_password` the test server's; lines `-- postgres: <DDL>`
   create the tables first (Flink's JDBC sink, like kafka-sql's, needs them to exist).
@@ -137,7 +138,8 @@ class Case:
             table = pipeline.table(insert.target)
             if table is not None and table.options.get("topic") in by_name:
                 kind = "upsert" if table.connector == "upsert-kafka" else "append"
-                registry = "avro-confluent" in (table.options.get("format"), table.options.get("value.format"))
+                chosen = (table.options.get("format") or table.options.get("value.format") or "")
+                registry = chosen.endswith("avro-confluent")  # avro-confluent, debezium-avro-confluent
                 kinds[by_name[table.options["topic"]]] = kind + (":avro-confluent" if registry else "")
             elif table is not None and table.options.get("table-name") in by_name:
                 kinds[by_name[table.options["table-name"]]] = "table"
