@@ -431,7 +431,8 @@ def test_a_declared_but_unsupported_format_is_rejected() -> None:
     table = make_table({**KAFKA, "format": fmt, f"{fmt}.some-option": "x"})
     d = only_error(table, "unsupported-format", "format")
     supported = "json, csv, raw, avro, avro-confluent, debezium-json, canal-json, maxwell-json, debezium-avro-confluent"
-    assert d.message == f"format '{fmt}' is not supported yet. Supported formats: {supported}."
+    assert d.message.startswith(f"format '{fmt}' is not supported yet. Flink's protobuf format decodes with a ")
+    assert d.message.endswith(f"over the 'raw' format instead. Supported formats: {supported}.")
 
 
 def test_unknown_format_suggests_a_known_one() -> None:

@@ -81,6 +81,7 @@ class Format:
     passthrough_prefixes: tuple[str, ...] = ()  # '<format>.properties.*': handed to the library untouched
     rules: tuple[FormatRule, ...] = ()
     readable_metadata: Mapping[str, str] = field(default_factory=dict)  # key -> Flink type, read as 'value.<key>'
+    refusal: str = ""  # a declared format without a codec: why it cannot run here
 
     @property
     def supported(self) -> bool:
@@ -277,7 +278,8 @@ class Factory:
                 f"{supported}."
             )
         if not fmt.supported:
-            return f"format '{identifier}' is not supported yet. Supported formats: {supported}."
+            why = f" {fmt.refusal}" if fmt.refusal else ""
+            return f"format '{identifier}' is not supported yet.{why} Supported formats: {supported}."
         if fmt.connectors and self.identifier not in fmt.connectors:
             return (
                 f"format '{identifier}' is only supported by connector(s) {', '.join(fmt.connectors)}, not "
