@@ -142,3 +142,26 @@ def test_without_the_rank_a_row_leaving_the_top_n_is_deleted(
     produce(scores, [(None, json.dumps({"player": "dan", "game": "chess", "points": 7}).encode(), None, None, None)])
     second = run(capsys, path, tmp_path / "cp", **variables)
     assert sorted(line for line in second.out.splitlines() if "chess" in line) == ["+I[chess, dan]", "-D[chess, ann]"]
+
+
+def test_a_blackhole_sink_takes_the_changes_of_a_top_n(
+    spark: SparkSession,
+    kafka_bootstrap: str,
+    topic_factory: Callable[..., str],
+    produce: Callable[[str, Sequence[Any]], None],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from test_run_e2e import run
+
+    scores = topic_factory()
+    path, variables = _write(
+        tmp_path, sink="'connector' = 'blackhole'", columns="game STRING, player STRING", selected="game, player",
+        scores=scores, brokers=kafka_bootstrap,
+    )  # fmt: skip
+    rows = [("ann", 5), ("bob", 3), ("eve", 9)]  # the Top-N's rows carry __deleted, which Flink's blackhole takes
+    produce(scores, [(None, json.dumps({"player": p, "game": "chess", "points": n}).encode(), None, None, None)
+                     for p, n in rows])  # fmt: skip
+    result = run(capsys, path, tmp_path / "cp", **variables)
+    assert result.code == 0, result.err
+    assert "3 record(s) read" in result.err

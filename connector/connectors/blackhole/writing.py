@@ -1,23 +1,22 @@
-"""Writing a blackhole table: Spark's `noop` sink, which runs every batch and keeps nothing."""
+"""Writing a blackhole table: Spark's `noop` sink, which runs every batch and keeps nothing; like Flink's blackhole
+it takes every change, deletes (`__deleted`) included."""
 
 from __future__ import annotations
 
 from pyspark.sql import DataFrame
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
-from connector.connectors.writing import NOTHING_STAGED, BatchWriter, Staged, reject_deletes
+from connector.connectors.writing import NOTHING_STAGED, BatchWriter, Staged
 from connector.sql.catalog import Table
 
 
 def start(
     frame: DataFrame, table: Table, writer: DataStreamWriter, output_mode: str, checkpoint: str
 ) -> StreamingQuery:
-    reject_deletes(frame, table)
     return writer.format("noop").start()
 
 
 def batch_writer(frame: DataFrame, table: Table, output_mode: str, checkpoint: str) -> BatchWriter:
-    reject_deletes(frame, table)
     return NoopBatch()
 
 
