@@ -16,7 +16,6 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
-    BinaryType,
     IntegerType,
     LongType,
     MapType,
@@ -32,6 +31,7 @@ from connector.formats.changelog_json import (
     because,
     event,
     is_tombstone,
+    message,
     message_problem,
     metadata_fields,
     old_image,
@@ -142,13 +142,11 @@ class CanalJsonCodec(ChangelogJsonCodec):
             .otherwise(rows)
         )
 
-
     def encode_change(self, fmt: PayloadFormat, row: Mapping[str, Column], retracts: Column) -> Column:
         """Flink's CanalJsonSerializationSchema: `{"data":[row],"type":"INSERT"}` for an INSERT or UPDATE_AFTER,
         `"DELETE"` for a DELETE or UPDATE_BEFORE."""
         kind = F.when(retracts, F.lit("DELETE")).otherwise(F.lit("INSERT"))
-        text = F.concat(F.lit('{"data":['), row_text(fmt, row), F.lit('],"type":"'), kind, F.lit('"}'))
-        return text.cast(BinaryType())
+        return message('{"data":[', row_text(fmt, row), '],"type":"', kind, '"}')
 
 
 CANAL_JSON = Format(

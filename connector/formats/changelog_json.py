@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType, StructField
+from pyspark.sql.types import BinaryType, StringType, StructField
 
 from connector.formats.json import JsonCodec, JsonOptions, json_decode
 from connector.formats.payload import (
@@ -104,6 +104,11 @@ def old_image(new: Column, old: Column, changed: Column | None = None) -> Column
 def row_text(fmt: PayloadFormat, row: Mapping[str, Column]) -> Column:
     """A row as the `json` format writes it (Flink's changelog serializers wrap its JSON row converter)."""
     return JsonCodec().encode(fmt, row).cast(StringType())
+
+
+def message(*parts: str | Column) -> Column:
+    """The bytes of a change message written from its text `parts` (literal text and columns, in order)."""
+    return F.concat(*[F.lit(part) if isinstance(part, str) else part for part in parts]).cast(BinaryType())
 
 
 def because(words: str, text: Column) -> Column:

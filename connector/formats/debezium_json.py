@@ -16,7 +16,7 @@ from collections.abc import Mapping
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
-from pyspark.sql.types import BinaryType, LongType, MapType, StringType, StructField, StructType
+from pyspark.sql.types import LongType, MapType, StringType, StructField, StructType
 
 from connector.formats.changelog_json import (
     JSON_OPTIONS,
@@ -24,6 +24,7 @@ from connector.formats.changelog_json import (
     ChangelogJsonCodec,
     because,
     event,
+    message,
     message_problem,
     metadata_fields,
     read_metadata,
@@ -127,8 +128,7 @@ class DebeziumJsonCodec(ChangelogJsonCodec):
         before = F.when(retracts, image).otherwise(F.lit("null"))
         after = F.when(retracts, F.lit("null")).otherwise(image)
         op = F.when(retracts, F.lit("d")).otherwise(F.lit("c"))
-        text = F.concat(F.lit('{"before":'), before, F.lit(',"after":'), after, F.lit(',"op":"'), op, F.lit('"}'))
-        return text.cast(BinaryType())
+        return message('{"before":', before, ',"after":', after, ',"op":"', op, '"}')
 
 
 DEBEZIUM_JSON = Format(

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
-from pyspark.sql.types import ArrayType, BinaryType, LongType, StringType, StructField, StructType
+from pyspark.sql.types import ArrayType, LongType, StringType, StructField, StructType
 
 from connector.formats.changelog_json import (
     JSON_OPTIONS,
@@ -21,6 +21,7 @@ from connector.formats.changelog_json import (
     ChangelogJsonCodec,
     because,
     event,
+    message,
     message_problem,
     metadata_fields,
     old_image,
@@ -77,13 +78,11 @@ class MaxwellJsonCodec(ChangelogJsonCodec):
         single = F.array(event(text, kind == F.lit("delete"), problem, data, metadata))
         return F.when((kind == F.lit("update")) & problem.isNull(), update).otherwise(single)
 
-
     def encode_change(self, fmt: PayloadFormat, row: Mapping[str, Column], retracts: Column) -> Column:
         """Flink's MaxwellJsonSerializationSchema: `{"data":row,"type":"insert"}` for an INSERT or UPDATE_AFTER,
         `"delete"` for a DELETE or UPDATE_BEFORE."""
         kind = F.when(retracts, F.lit("delete")).otherwise(F.lit("insert"))
-        text = F.concat(F.lit('{"data":'), row_text(fmt, row), F.lit(',"type":"'), kind, F.lit('"}'))
-        return text.cast(BinaryType())
+        return message('{"data":', row_text(fmt, row), ',"type":"', kind, '"}')
 
 
 MAXWELL_JSON = Format(

@@ -21,14 +21,8 @@ from pyspark.sql.types import BooleanType, IntegerType, LongType, StringType, St
 
 from connector.connectors.kafka.records import END_OF_INPUT_OFFSET
 from connector.connectors.reading import DELETED, OFFSET, PARTITION, TOPIC
+from connector.runtime.state_rows import ROW, row_columns, row_text
 
-ROW = "__row"
-# Every digit of TIMESTAMP(9) and of time zone offsets survives the JSON text of the state.
-STATE_JSON = {
-    "timestampFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSSSSSXXX",
-    "timestampNTZFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSSSSS",
-    "ignoreNullFields": "false",
-}
 _EVENTS = StructType(
     [
         StructField(ROW, StringType()),
@@ -45,18 +39,16 @@ def normalize(frame: DataFrame, key: list[str]) -> DataFrame:
     """`frame` (an upsert-kafka source's rows, hidden columns last) as rows that add or retract (`__deleted`)."""
     hidden = [c for c in (DELETED, TOPIC, PARTITION, OFFSET) if c in frame.columns]
     visible = [c for c in frame.columns if c not in hidden]
-    schema = StructType([frame.schema[c] for c in visible])
     records = frame.select(
         *[F.col(f"`{k}`").alias(f"__key_{i}") for i, k in enumerate(key)],
-        F.to_json(F.struct(*[F.col(f"`{c}`") for c in visible]), STATE_JSON).alias(ROW),
+        row_text(visible).alias(ROW),
         F.col(DELETED),
         *[F.col(c).cast(_EVENTS[c].dataType) for c in (TOPIC, PARTITION, OFFSET)],
     )
     events = records.groupBy(*[f"__key_{i}" for i in range(len(key))]).applyInPandasWithState(
         _normalized, _EVENTS, _STATE, "append", GroupStateTimeout.NoTimeout
     )
-    row = F.from_json(F.col(ROW), schema, STATE_JSON)
-    return events.select(*[row.getField(c).alias(c) for c in visible], *[F.col(c) for c in hidden])
+    return events.select(*row_columns(F.col(ROW), frame, visible), *[F.col(c) for c in hidden])
 
 
 def _normalized(_: Any, chunks: Iterator[pd.DataFrame], state: GroupState) -> Iterator[pd.DataFrame]:

@@ -22,7 +22,7 @@ from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 from pyspark.sql.types import BinaryType, StringType, StructField, StructType
 
 from connector.connectors.reading import DELETED
-from connector.runtime.normalize import STATE_JSON
+from connector.runtime.state_rows import row_columns, row_text
 from connector.sql.temporal import TemporalJoin, column_name
 
 _LEFT, _RIGHT = "__left", "__right"
@@ -46,7 +46,7 @@ def temporal_join(left: DataFrame, right: DataFrame, join: TemporalJoin) -> Data
             F.lit(name).alias("__side"),
             F.col(f"`{_column(frame, time)}`").alias("__event_time"),  # keeps the watermark the timeout needs
             F.unix_millis(F.col(f"`{_column(frame, time)}`")).alias("__time"),  # epoch ms, as the watermark
-            F.to_json(F.struct(*[F.col(f"`{c}`") for c in visible[name]]), STATE_JSON).alias("__row"),
+            row_text(visible[name]).alias("__row"),
             retracts.alias("__retracts"),
         )
 
@@ -58,8 +58,8 @@ def temporal_join(left: DataFrame, right: DataFrame, join: TemporalJoin) -> Data
     )
     columns = []
     for name, alias, frame in ((_LEFT, join.left_alias, left), (_RIGHT, join.right_alias, right)):
-        record = F.from_json(F.col(name), StructType([frame.schema[c] for c in visible[name]]), STATE_JSON)
-        columns += [record.getField(c).alias(column_name(alias, c)) for c in visible[name]]
+        named = [column_name(alias, c) for c in visible[name]]
+        columns += row_columns(F.col(name), frame, visible[name], named)
     return events.select(*columns)
 
 

@@ -24,7 +24,7 @@ from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 from pyspark.sql.types import BinaryType, BooleanType, LongType, StringType, StructField, StructType
 
 from connector.connectors.reading import DELETED
-from connector.runtime.normalize import ROW, STATE_JSON
+from connector.runtime.state_rows import ROW, row_columns, row_text
 from connector.sql.top_n import TopN
 
 _RANK = "__rank"
@@ -38,12 +38,11 @@ _STATE = StructType([StructField("rows", BinaryType()), StructField("arrivals", 
 def top_n(frame: DataFrame, keys: Sequence[str], top: TopN) -> DataFrame:
     """The rows of `frame` (an append-only stream) that the Top-N `top` per `keys` emits: its columns, the rank
     (when selected) and `__deleted`."""
-    schema = StructType(list(frame.schema.fields))
     ordered = [F.col(f"`{name}`").alias(f"__order_{i}") for i, (name, _) in enumerate(top.order)]
     key_columns = [F.col(f"`{k}`") for k in keys] or [F.lit(0)]  # a global Top-N: one key
     records = frame.select(
         *[column.alias(f"__key_{i}") for i, column in enumerate(key_columns)],
-        F.to_json(F.struct(*[F.col(f"`{c}`") for c in frame.columns]), STATE_JSON).alias(ROW),
+        row_text(frame.columns).alias(ROW),
         *ordered,
     )
     descending = tuple(desc for _, desc in top.order)
@@ -51,9 +50,8 @@ def top_n(frame: DataFrame, keys: Sequence[str], top: TopN) -> DataFrame:
     events = records.groupBy(*[f"__key_{i}" for i in range(len(key_columns))]).applyInPandasWithState(
         emit, _EVENTS, _STATE, "append", GroupStateTimeout.NoTimeout
     )
-    row = F.from_json(F.col(ROW), schema, STATE_JSON)
     rank = [F.col(_RANK).alias(top.rank)] if top.rank_selected else []
-    return events.select(*[row.getField(c).alias(c) for c in frame.columns], *rank, F.col(DELETED))
+    return events.select(*row_columns(F.col(ROW), frame, frame.columns), *rank, F.col(DELETED))
 
 
 def _native(value: Any) -> Any:
