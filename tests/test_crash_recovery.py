@@ -194,6 +194,30 @@ def wait_for_a_batch(
     return time.monotonic() - started
 
 
+# When a sink's crash test kills each run: after a batch was planned (its rows not yet in the sink, or in it but
+# not committed to Spark's log) or committed.
+SINK_CRASH_MOMENTS = [("planned", 0.3), ("committed", 0.0), ("planned", 1.2), ("committed", 0.4)]
+
+
+def kill_at_each_moment_then_catch_up(sql: Path, checkpoint: Path, variables: dict[str, str], feed: Feed) -> int:
+    """Kill `kafka-sql run` of `sql` (every process of it) with SIGKILL at each of SINK_CRASH_MOMENTS while `feed`
+    produces 30 records, restarting from `checkpoint` each time; then a bounded run (var `bounded`) catches up.
+    Returns how many records were produced (ids 0 to n-1)."""
+    log = checkpoint.parent / "runs.log"
+    for event, delay in SINK_CRASH_MOMENTS:
+        before = batch_files(checkpoint) if event == "planned" else commit_files(checkpoint)
+        process = start_run(sql, checkpoint, log, variables)
+        producer = feed.in_background(30, 0.1)
+        wait_for_a_batch(process, checkpoint, before, batch_files if event == "planned" else commit_files)
+        time.sleep(delay)
+        assert process.poll() is None, f"the run ended by itself; see {log}"
+        kill_all(process)
+        producer.join()
+    final = start_run(sql, checkpoint, log, {**variables, "bounded": "true"})
+    assert final.wait(300) == 0, log.read_text()[-3000:]
+    return feed.next_id
+
+
 def commit_counts(checkpoint: Path) -> dict[str, int]:
     """Micro-batches in each query's commit log (queries are named after their sink tables)."""
     return {query.name: len(list(query.glob("commits/[0-9]*"))) for query in checkpoint.glob("*/*")}

@@ -5,7 +5,6 @@ the table and the database's reason."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -168,11 +167,6 @@ CREATE TABLE events_log (id BIGINT, payload STRING) WITH (
 );
 INSERT INTO events_log SELECT id, payload FROM events;
 """
-# When each run is killed (as in test_crash_recovery): after a batch was planned (its rows not yet in the
-# database, or in it but not committed to Spark's log) or committed.
-CRASH_MOMENTS = [("planned", 0.3), ("committed", 0.0), ("planned", 1.2), ("committed", 0.4)]
-
-
 def test_appends_hold_every_record_once_after_kill_9_at_any_moment(
     kafka_bootstrap: str,
     topic_factory: Callable[..., str],
@@ -181,26 +175,16 @@ def test_appends_hold_every_record_once_after_kill_9_at_any_moment(
 ) -> None:
     """`kafka-sql run` (every process of it) killed with SIGKILL while batches are planned, written and committed,
     restarted from its checkpoint each time, then a bounded run catches up: the table holds each record once."""
-    from test_crash_recovery import Feed, batch_files, commit_files, kill_all, start_run, wait_for_a_batch
+    from test_crash_recovery import Feed, kill_at_each_moment_then_catch_up
 
     sql(database, "CREATE TABLE events_log (id BIGINT, payload TEXT)")
     topic = topic_factory(partitions=3)
     (tmp_path / "crash.sql").write_text(CRASH_PIPELINE)
-    checkpoint, log = tmp_path / "checkpoints", tmp_path / "runs.log"
     variables = {"brokers": kafka_bootstrap, "topic": topic, "url": database.jdbc_url, "password": database.password}
-    feed = Feed(kafka_bootstrap, topic)
-    for event, delay in CRASH_MOMENTS:
-        before = batch_files(checkpoint) if event == "planned" else commit_files(checkpoint)
-        process = start_run(tmp_path / "crash.sql", checkpoint, log, variables)
-        producer = feed.in_background(30, 0.1)
-        wait_for_a_batch(process, checkpoint, before, batch_files if event == "planned" else commit_files)
-        time.sleep(delay)
-        assert process.poll() is None, f"the run ended by itself; see {log}"
-        kill_all(process)
-        producer.join()
 
-    final = start_run(tmp_path / "crash.sql", checkpoint, log, {**variables, "bounded": "true"})
-    assert final.wait(300) == 0, log.read_text()[-3000:]
+    produced = kill_at_each_moment_then_catch_up(
+        tmp_path / "crash.sql", tmp_path / "checkpoints", variables, Feed(kafka_bootstrap, topic)
+    )
 
     ids = [int(row[0] or -1) for row in sql(database, "SELECT id FROM events_log ORDER BY id")]
-    assert ids == list(range(feed.next_id))  # none lost, none twice
+    assert ids == list(range(produced))  # none lost, none twice

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from connector.diagnostics import Diagnostic, Position, Severity, did_you_mean
 from connector.formats import registry as format_registry
@@ -129,6 +129,9 @@ class Factory:
     sink_rules: tuple[Rule, ...] = ()
     format_columns: Callable[[Table, ResolvedOptions, str], list[Column]] | None = None
     spark_packages: tuple[str, ...] = ()  # Maven coordinates of jars its Spark side needs (a JDBC driver)
+    # Which changes a sink takes (Flink's ChangelogMode): 'inserts' only, 'all' (updates and deletes), or all of
+    # them when the table declares a PRIMARY KEY ('with-primary-key': Flink's upsert mode of jdbc).
+    updates: Literal["inserts", "all", "with-primary-key"] = "inserts"
 
     @property
     def source(self) -> bool:

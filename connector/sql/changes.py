@@ -17,12 +17,24 @@ from connector.sql.top_n import is_top_n, top_n_key
 
 Report = Callable[[str, str], None]  # (code, message) of an error at the INSERT
 
-UPDATING_SINKS = ("upsert-kafka", "print", "blackhole")
-_UPSERTING_SINKS = ("jdbc",)  # updating sinks when the table declares a PRIMARY KEY (Flink's upsert mode)
 
 
 def accepts_updates(table: Table) -> bool:
-    return table.connector in UPDATING_SINKS or (table.connector in _UPSERTING_SINKS and bool(table.primary_key))
+    """Whether the table's connector takes updates and deletes (its factory's `updates`)."""
+    factory = registry.connector_factory(table)
+    if factory is None:
+        return False
+    return factory.updates == "all" or (factory.updates == "with-primary-key" and bool(table.primary_key))
+
+
+def updating_sinks() -> str:
+    """The connectors that take updates, in words for errors: 'upsert-kafka, print, ..., jdbc with a PRIMARY KEY'."""
+    factories = [f for f in registry.factories().values() if f.sink]
+    keyed = [f.identifier for f in factories if f.updates == "with-primary-key"]
+    words = [f.identifier for f in factories if f.updates == "all"]
+    if keyed:
+        words.append(f"{' or '.join(keyed)} with a PRIMARY KEY")
+    return ", ".join(words)
 
 
 def is_windowed(select: exp.Select) -> bool:

@@ -353,8 +353,9 @@ class _Checker:
                 "insert-changelog",
                 f"Table sink '{target.name}' writes a changelog format, in which Flink writes each update as a "
                 "delete of the old row and an insert of the new one; the updates of this aggregate carry no old row "
-                "here (Spark's update mode). Write the aggregate to an upsert-kafka table or to jdbc with a PRIMARY "
-                "KEY; a projection or filter of a changelog, or a query of inserts, can be written in this format.",
+                "here (Spark's update mode). Write the aggregate to a sink that accepts updates "
+                f"({changes.updating_sinks()}); a projection or filter of a changelog, or a query of inserts, can be "
+                "written in this format.",
             )
         elif not changes.accepts_updates(target) and not writes_changes and changelogs:
             self.error(
@@ -362,7 +363,7 @@ class _Checker:
                 "insert-changelog",
                 f"Table sink '{target.name}' ({target.connector}) doesn't support consuming update and delete "
                 f"changes, which this query reads from the changelog table '{changelogs[0].name}'. Write to a sink "
-                f"that accepts updates: {', '.join(changes.UPDATING_SINKS)}, jdbc with a PRIMARY KEY.",
+                f"that accepts updates: {changes.updating_sinks()}.",
             )
         elif not changes.accepts_updates(target) and changes.produces_updates(self.pipeline, insert.query):
             self.error(
@@ -370,7 +371,7 @@ class _Checker:
                 "insert-changelog",
                 f"Table sink '{target.name}' ({target.connector}) doesn't support consuming update changes, which "
                 f"this query produces (an aggregate outside a window, or a Top-N). Aggregate over a window TVF, or "
-                f"write to a sink that accepts updates: {', '.join(changes.UPDATING_SINKS)}, jdbc with a PRIMARY KEY.",
+                f"write to a sink that accepts updates: {changes.updating_sinks()}.",
             )
         self.calls(insert.query, insert.position)
         report = functools.partial(self.error, insert.position)

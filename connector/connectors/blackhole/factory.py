@@ -10,4 +10,5 @@ FACTORY = Factory(
     "Swallows every row; for tests and benchmarks.",
     options=QUALITY_OPTIONS,
     writer="connector.connectors.blackhole.writing",
+    updates="all",
 )

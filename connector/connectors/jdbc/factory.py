@@ -150,4 +150,5 @@ FACTORY = Factory(
     describe_sink=_describe_sink,
     rules=(_supported_database, _supported_types),
     spark_packages=(POSTGRES_DRIVER,),
+    updates="with-primary-key",
 )

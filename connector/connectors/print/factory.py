@@ -32,4 +32,5 @@ FACTORY = Factory(
     options=(*(v for v in vars(PrintOptions).values() if isinstance(v, ConfigOption)), *QUALITY_OPTIONS),
     writer="connector.connectors.print.writing",
     describe_sink=_describe_sink,
+    updates="all",
 )

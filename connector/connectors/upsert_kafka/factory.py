@@ -80,4 +80,5 @@ FACTORY = Factory(
     source_rules=(_group_id_for_committed_offsets,),
     sink_rules=(_dynamic_topic_needs_metadata,),
     format_columns=_kafka_columns(_primary_key_fields),
+    updates="all",
 )
