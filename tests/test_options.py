@@ -140,7 +140,7 @@ def test_unknown_connector_suggests_and_lists_connectors() -> None:
     assert (d.code, d.line, d.column) == ("unknown-connector", 4, 5)
     assert d.message == (
         "Unknown connector 'kafak'. Did you mean 'kafka'? "
-        "Available connectors: blackhole, datagen, delta, filesystem, jdbc, kafka, print, upsert-kafka."
+        "Available connectors: blackhole, datagen, delta, filesystem, iceberg, jdbc, kafka, print, upsert-kafka."
     )
 
 

@@ -78,7 +78,8 @@ CASES = [
         "unknown-connector",
         kafka(connector="kafak").replace("'connector'", f"{MARK}'connector'"),
         "unknown-connector",
-        ("'kafak'", "Did you mean 'kafka'?", "blackhole, datagen, delta, filesystem, jdbc, kafka, print, upsert-kafka"),
+        ("'kafak'", "Did you mean 'kafka'?", "blackhole, datagen, delta, filesystem, iceberg, jdbc, kafka, print, "
+         "upsert-kafka"),
     ),
     Case(
         "unknown-option",
@@ -360,7 +361,7 @@ CASES = [
         + "CREATE TABLE out (id BIGINT, n BIGINT) WITH ('connector' = 'jdbc', 'url' = 'jdbc:postgresql://db/x', "
         "'table-name' = 'out');\n" + f"INSERT INTO {MARK}out SELECT id, COUNT(*) FROM orders GROUP BY id;\n",
         "insert-changelog",
-        ("doesn't support consuming update changes", "jdbc or delta with a PRIMARY KEY"),
+        ("doesn't support consuming update changes", "jdbc, delta or iceberg with a PRIMARY KEY"),
     ),
     Case(
         "delta-updates-without-primary-key",
@@ -368,14 +369,14 @@ CASES = [
         + "CREATE TABLE out (id BIGINT, n BIGINT) WITH ('connector' = 'delta', 'table-path' = '/lake/out');\n"
         + f"INSERT INTO {MARK}out SELECT id, COUNT(*) FROM orders GROUP BY id;\n",
         "insert-changelog",
-        ("doesn't support consuming update changes", "jdbc or delta with a PRIMARY KEY"),
+        ("doesn't support consuming update changes", "jdbc, delta or iceberg with a PRIMARY KEY"),
     ),
     Case(
         "delta-type-unsupported",
         kafka() + f"CREATE TABLE out (id BIGINT, {MARK}at TIME(3)) WITH ('connector' = 'delta', "
         "'table-path' = '/lake/out');\n" + "INSERT INTO out SELECT id, TIME '10:00:00' FROM orders;\n",
         "unsupported-type",
-        ("Delta Lake has no type for TIME(3) (column 'at'); cast it to STRING",),
+        ("A delta table cannot store TIME(3) (column 'at'); cast it to STRING",),
     ),
     Case(
         "delta-path-missing",
@@ -383,6 +384,21 @@ CASES = [
         + "INSERT INTO out SELECT id FROM orders;\n",
         "missing-option",
         ("'table-path'",),
+    ),
+    Case(
+        "iceberg-catalog-unsupported",
+        kafka() + f"CREATE TABLE {MARK}out (id BIGINT) WITH ('connector' = 'iceberg', 'catalog-name' = 'prod', "
+        "'uri' = 'thrift://metastore:9083');\n" + "INSERT INTO out SELECT id FROM orders;\n",
+        "unsupported-option",
+        ("Iceberg catalog 'catalog-type' = 'hive' is not supported yet", "'catalog-type' = 'hadoop'"),
+    ),
+    Case(
+        "iceberg-warehouse-remote",
+        kafka() + "CREATE TABLE out (id BIGINT) WITH ('connector' = 'iceberg', 'catalog-name' = 'c', "
+        f"'catalog-type' = 'hadoop', {MARK}'warehouse' = 'hdfs://nn:8020/warehouse');\n"
+        + "INSERT INTO out SELECT id FROM orders;\n",
+        "unsupported-option",
+        ("warehouse 'hdfs://nn:8020/warehouse': only a local directory",),
     ),
     Case(
         "metadata-key-unknown",

@@ -18,7 +18,7 @@ from connector.options.factory import CONNECTOR_KEY, Check, Factory, Format, For
 from connector.options.metadata import check_sink_metadata
 from connector.sql.catalog import Column, Table
 
-BUILTIN = ("kafka", "upsert_kafka", "filesystem", "datagen", "print", "blackhole", "jdbc", "delta")
+BUILTIN = ("kafka", "upsert_kafka", "filesystem", "datagen", "print", "blackhole", "jdbc", "delta", "iceberg")
 _registered: dict[str, Factory] = {}
 
 

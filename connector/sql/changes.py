@@ -33,7 +33,8 @@ def updating_sinks() -> str:
     keyed = [f.identifier for f in factories if f.updates == "with-primary-key"]
     words = [f.identifier for f in factories if f.updates == "all"]
     if keyed:
-        words.append(f"{' or '.join(keyed)} with a PRIMARY KEY")
+        alternatives = f"{', '.join(keyed[:-1])} or {keyed[-1]}" if len(keyed) > 1 else keyed[0]
+        words.append(f"{alternatives} with a PRIMARY KEY")
     return ", ".join(words)
 
 

@@ -10,12 +10,12 @@ DuckDB and every other Delta reader.
 
 from __future__ import annotations
 
+from connector.connectors.arrow_batches import table_types
 from connector.options.declarations import ConfigOption, ResolvedOptions
-from connector.options.factory import Check, Factory
+from connector.options.factory import Factory
 from connector.options.types import INT, STRING
 from connector.quality.options import QUALITY_OPTIONS
 from connector.sql.catalog import Table
-from connector.sql.types import flink_sql, type_root
 
 
 class DeltaOptions:
@@ -36,27 +36,6 @@ class DeltaOptions:
     )
 
 
-# Delta Lake's primitive types and containers (there is no TIME, INTERVAL or MULTISET in Delta's protocol).
-_DELTA_TYPES = (
-    "STRING", "BOOLEAN", "DECIMAL", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "FLOAT", "DOUBLE", "DATE",
-    "TIMESTAMP", "TIMESTAMP_LTZ", "BINARY", "ARRAY", "MAP", "ROW",
-)  # fmt: skip
-
-
-def _delta_types(check: Check) -> None:
-    for column in check.table.columns:
-        if not column.persisted or column.data_type is None:
-            continue
-        root = type_root(column.data_type)
-        if root not in _DELTA_TYPES:
-            check.report(
-                "unsupported-type",
-                f"Delta Lake has no type for {flink_sql(column.data_type)} (column '{column.name}'); cast it to "
-                "STRING or a number in the query.",
-                position=column.position,
-            )
-
-
 def _describe_sink(table: Table, opts: ResolvedOptions) -> dict[str, str]:
     how = f"upsert by {', '.join(table.primary_key)} (MERGE)" if table.primary_key else "append"
     parts = f", partitioned by {', '.join(table.partitioned_by)}" if table.partitioned_by else ""
@@ -71,6 +50,6 @@ FACTORY = Factory(
     options=(*(v for v in vars(DeltaOptions).values() if isinstance(v, ConfigOption)), *QUALITY_OPTIONS),
     writer="connector.connectors.delta.writing",
     describe_sink=_describe_sink,
-    rules=(_delta_types,),
+    rules=(table_types,),
     updates="with-primary-key",
 )

@@ -14,23 +14,20 @@ A micro-batch must fit in the driver's memory: bound a large backlog with the Ka
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
 from connector.connectors import registry
+from connector.connectors.arrow_batches import ArrowBatchWriter, CollectedBatch
 from connector.connectors.delta.factory import DeltaOptions
-from connector.connectors.filesystem.sink_log import query_id
-from connector.connectors.writing import DELETED, BatchWriter, Staged, persisted_columns
+from connector.connectors.writing import DELETED, BatchWriter, persisted_columns
 from connector.diagnostics import Diagnostic, PipelineError
-from connector.runtime.hadoop_fs import HadoopFs
 from connector.sql.catalog import Table
-
-_SEQUENCE = "__kafka_sql_seq"
 
 
 class DeltaSinkError(RuntimeError):
@@ -49,7 +46,7 @@ def batch_writer(frame: DataFrame, table: Table, output_mode: str, checkpoint: s
         target.prepare()
     except DeltaSinkError as err:
         raise PipelineError([Diagnostic.at(table.option_position("table-path"), "delta", str(err))]) from None
-    return DeltaBatch(target)
+    return ArrowBatchWriter(target.columns, checkpoint, functools.partial(publish, target))
 
 
 class DeltaTarget:
@@ -98,76 +95,41 @@ class DeltaTarget:
         )
 
 
-class DeltaBatch:
-    """foreachBatch function of a delta sink (also the quality gate's `StagingWriter`)."""
+def publish(target: DeltaTarget, batch: CollectedBatch) -> None:
+    """Commit `batch` to the table, unless the table's transaction id for the checkpoint is at or past it."""
+    from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 
-    def __init__(self, target: DeltaTarget) -> None:
-        self.target = target
-        self._app_id: str | None = None
-
-    def __call__(self, batch: DataFrame, batch_id: int) -> None:
-        self.stage(batch, batch_id).publish()
-
-    def stage(self, batch: DataFrame, batch_id: int) -> Staged:
-        target = self.target
-        if self._app_id is None:  # the checkpoint's query id never changes: read once
-            found = query_id(HadoopFs(batch.sparkSession, target.checkpoint), target.checkpoint)
-            if found is None:
-                raise DeltaSinkError(f"checkpoint '{target.checkpoint}' has no query id (its 'metadata' file)")
-            self._app_id = f"kafka-sql-{found}"
-        deletes = DELETED in batch.columns
-        rows = batch.select(*target.columns, *([DELETED] if deletes else [])).toArrow()
-        return _Commit(target, self._app_id, batch_id, rows, deletes)
-
-
-class _Commit:
-    """A collected micro-batch, committed to the table by `publish` (once per app id and batch id)."""
-
-    def __init__(self, target: DeltaTarget, app_id: str, batch_id: int, rows: pa.Table, deletes: bool) -> None:
-        self.target, self.app_id, self.batch_id, self.rows, self.deletes = target, app_id, batch_id, rows, deletes
-
-    def discard(self) -> None:
-        """Nothing to undo: the rows were only collected."""
-
-    def publish(self) -> None:
-        from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
-
-        target = self.target
-        if self.rows.num_rows == 0:
-            return
-        try:
-            table = DeltaTable(target.path)
-            done = table.transaction_version(self.app_id)
-            if done is not None and done >= self.batch_id:
-                return  # this batch was committed before a crash: nothing to do
-            commit = CommitProperties(app_transactions=[Transaction(self.app_id, self.batch_id)])
-            if not target.key:
-                write_deltalake(table, self._values(self.rows), mode="append", commit_properties=commit)
-            else:
-                self._merge(table, commit)
-        except DeltaSinkError:
-            raise
-        except Exception as err:  # delta-rs raises DeltaError, CommitFailedError, OSError, arrow errors
-            raise target.fail(self.batch_id, err) from None
-
-    def _values(self, rows: pa.Table) -> pa.Table:
-        return rows.select(self.target.columns).cast(self.target.schema)
-
-    def _merge(self, table: Any, commit: Any) -> None:
-        target = self.target
-        rows = self.rows.append_column(_SEQUENCE, pa.array(range(self.rows.num_rows), pa.int64()))
-        positions = rows.group_by(target.key, use_threads=False).aggregate([(_SEQUENCE, "max")])[f"{_SEQUENCE}_max"]
-        last = rows.take(positions.take(pc.sort_indices(positions)))  # the last row of each key, in batch order
-        source = self._values(last)
-        if self.deletes:
-            source = source.append_column(DELETED, last[DELETED].fill_null(False))
-        predicate = " AND ".join(f"t.`{k}` = s.`{k}`" for k in target.key)
-        values = {c: f"s.`{c}`" for c in target.columns}
-        merge = table.merge(source, predicate, source_alias="s", target_alias="t", commit_properties=commit)
-        if self.deletes:
-            merge = merge.when_matched_delete(predicate=f"s.`{DELETED}`")
-            merge = merge.when_matched_update(updates=values, predicate=f"NOT s.`{DELETED}`")
-            merge = merge.when_not_matched_insert(updates=values, predicate=f"NOT s.`{DELETED}`")
+    app_id = f"kafka-sql-{batch.query}"
+    try:
+        table = DeltaTable(target.path)
+        done = table.transaction_version(app_id)
+        if done is not None and done >= batch.batch_id:
+            return  # this batch was committed before a crash: nothing to do
+        commit = CommitProperties(app_transactions=[Transaction(app_id, batch.batch_id)])
+        if not target.key:
+            write_deltalake(table, _values(target, batch.inserts()), mode="append", commit_properties=commit)
         else:
-            merge = merge.when_matched_update(updates=values).when_not_matched_insert(updates=values)
-        merge.execute()
+            _merge(target, table, batch, commit)
+    except Exception as err:  # delta-rs raises DeltaError, CommitFailedError, OSError, arrow errors
+        raise target.fail(batch.batch_id, err) from None
+
+
+def _values(target: DeltaTarget, rows: pa.Table) -> pa.Table:
+    return rows.select(target.columns).cast(target.schema)
+
+
+def _merge(target: DeltaTarget, table: Any, batch: CollectedBatch, commit: Any) -> None:
+    last = batch.last_per_key(target.key)
+    source = _values(target, last)
+    if batch.deletes:
+        source = source.append_column(DELETED, last[DELETED].fill_null(False))
+    predicate = " AND ".join(f"t.`{k}` = s.`{k}`" for k in target.key)
+    values = {c: f"s.`{c}`" for c in target.columns}
+    merge = table.merge(source, predicate, source_alias="s", target_alias="t", commit_properties=commit)
+    if batch.deletes:
+        merge = merge.when_matched_delete(predicate=f"s.`{DELETED}`")
+        merge = merge.when_matched_update(updates=values, predicate=f"NOT s.`{DELETED}`")
+        merge = merge.when_not_matched_insert(updates=values, predicate=f"NOT s.`{DELETED}`")
+    else:
+        merge = merge.when_matched_update(updates=values).when_not_matched_insert(updates=values)
+    merge.execute()
