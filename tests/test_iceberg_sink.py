@@ -120,6 +120,52 @@ def test_a_group_by_lands_as_flinks_final_table_upserted_by_primary_key(
     assert table.snapshots[-1] == ("append", "0")  # the first run's batch 0: no key to delete yet
 
 
+CATALOG_PIPELINE = """
+CREATE TABLE orders (id BIGINT, customer STRING, amount DECIMAL(10, 2), at TIMESTAMP(3)) WITH (
+  'connector' = 'kafka', 'topic' = '{{ var("topic") }}', 'properties.bootstrap.servers' = '{{ var("brokers") }}',
+  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json'
+);
+CREATE CATALOG lake WITH (
+  'type' = 'iceberg', 'catalog-type' = 'hadoop', 'warehouse' = '{{ var("warehouse") }}', 'property-version' = '1'
+);
+CREATE DATABASE IF NOT EXISTS lake.shop;
+CREATE TABLE lake.shop.order_log (id BIGINT, customer STRING) PARTITIONED BY (customer);
+USE CATALOG lake;
+USE shop;
+CREATE TABLE per_customer (customer STRING, orders BIGINT, PRIMARY KEY (customer) NOT ENFORCED);
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO lake.shop.order_log SELECT id, customer FROM default_catalog.default_database.orders;
+INSERT INTO per_customer SELECT customer, COUNT(*) FROM default_catalog.default_database.orders GROUP BY customer;
+END;
+"""
+
+
+def test_tables_created_in_an_iceberg_catalog_are_its_iceberg_tables(
+    spark: SparkSession,
+    kafka_bootstrap: str,
+    topic_factory: Callable[..., str],
+    produce: Callable[[str, Sequence[Any]], None],
+    read_iceberg: Callable[[Path, str, str], IcebergTable],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Flink's way: CREATE CATALOG ... ('type' = 'iceberg'), CREATE DATABASE, USE CATALOG / USE, then tables without
+    a connector, by qualified or plain name."""
+    from test_run_e2e import run
+
+    topic = _orders(topic_factory, produce)
+    (tmp_path / "catalog.sql").write_text(CATALOG_PIPELINE)
+    variables = {"topic": topic, "brokers": kafka_bootstrap, "warehouse": str(tmp_path / "lake")}
+
+    result = run(capsys, tmp_path / "catalog.sql", tmp_path / "cp", **variables)
+
+    assert result.code == 0, result.err
+    log = read_iceberg(tmp_path / "lake", "shop", "order_log")
+    assert log.rows == [("1", "ann"), ("2", "bob"), ("3", "ann"), ("4", "cid")]
+    assert "customer: identity" in log.spec
+    assert read_iceberg(tmp_path / "lake", "shop", "per_customer").rows == [("ann", "2"), ("bob", "1"), ("cid", "1")]
+
+
 UPSERT_PIPELINE = """
 CREATE TABLE prices (sku STRING, price INT, PRIMARY KEY (sku) NOT ENFORCED) WITH (
   'connector' = 'upsert-kafka', 'topic' = '{{ var("topic") }}', 'properties.bootstrap.servers' = '{{ var("brokers") }}',

@@ -524,10 +524,38 @@ CASES = [
         ("A regular LEFT JOIN of two streams is not supported", "interval joins"),
     ),
     Case(
-        "create-catalog",
-        f"{MARK}CREATE CATALOG lake WITH ('type' = 'iceberg', 'warehouse' = '/tmp/lake');\n" + kafka() + PRINT + READ,
+        "catalog-type-unsupported",
+        f"CREATE CATALOG hms WITH ({MARK}'type' = 'hive', 'hive-conf-dir' = '/etc/hive');\n" + kafka() + PRINT + READ,
         "unsupported",
-        ("CREATE CATALOG is not supported", "declare each table with CREATE TABLE"),
+        ("Catalog 'hms': type 'hive' is not supported", "Supported types: generic_in_memory, iceberg"),
+    ),
+    Case(
+        "catalog-option-unknown",
+        f"CREATE CATALOG lake WITH ('type' = 'iceberg', {MARK}'clients' = '4', 'warehouse' = '/tmp/lake');\n"
+        + kafka() + PRINT + READ,
+        "unsupported-option",
+        ("Catalog 'lake' (iceberg): unsupported option(s) clients", "Valid options: cache-enabled", "warehouse"),
+    ),
+    Case(
+        "catalog-unknown",
+        kafka() + PRINT + f"{MARK}USE CATALOG lakee;\n" + READ,
+        "unknown-catalog",
+        ("A catalog with name 'lakee' does not exist. Catalogs: default_catalog.",),
+    ),
+    Case(
+        "database-unknown",
+        "CREATE CATALOG lake WITH ('type' = 'generic_in_memory');\n" + kafka() + PRINT + f"{MARK}USE lake.shop;\n"
+        + READ,
+        "unknown-database",
+        ("A database with name 'shop' does not exist in catalog 'lake'. Databases: default.",),
+    ),
+    Case(
+        "kafka-table-in-iceberg-catalog",
+        "CREATE CATALOG lake WITH ('type' = 'iceberg', 'catalog-type' = 'hadoop', 'warehouse' = '/tmp/lake');\n"
+        "USE CATALOG lake;\n"
+        + kafka().replace("'connector'", f"{MARK}'connector'", 1) + "USE CATALOG default_catalog;\n" + PRINT + READ,
+        "unsupported-option",
+        ("created in the iceberg catalog 'lake', whose tables are Iceberg tables",),
     ),
     Case(
         "drop-unknown-table",
@@ -757,7 +785,7 @@ def test_alter_applies_in_order(tmp_path: Path, capsys: pytest.CaptureFixture[st
 def test_statements_without_effect_are_warned_about(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "pipeline.sql"
     path.write_text(
-        PRINT + "SHOW TABLES;\nUSE CATALOG default_catalog;\n  DESCRIBE out;\n",
+        PRINT + "SHOW TABLES;\nSHOW CATALOGS;\n  DESCRIBE out;\n",
         encoding="utf-8",
     )
 

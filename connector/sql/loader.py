@@ -33,6 +33,7 @@ from connector.sql.catalog import (
     View,
     Watermark,
 )
+from connector.sql.catalogs import Catalogs
 from connector.sql.expressions import AlterReset, ExpectConstraint, MetadataColumnConstraint, StatementSet
 from connector.sql.parsing import ParsedStatement, node_position, parse_statements
 from connector.sql.statements import reset_of, setting_of, table_option_hints
@@ -53,6 +54,7 @@ class _Loader:
         self.pipeline = Pipeline(file=file)
         self.diagnostics: list[Diagnostic] = []
         self._statement_set = 0
+        self.catalogs = Catalogs(self.error)
 
     def pos(self, line: int, column: int) -> Position:
         line, column = self.mapper(line, column)
@@ -104,16 +106,14 @@ class _Loader:
                 self.create_function(node, where)
                 return
             if kind == "CATALOG":
-                self.diagnostics.append(
-                    Diagnostic.at(
-                        where,
-                        "unsupported",
-                        "CREATE CATALOG is not supported: kafka-sql keeps a pipeline's tables in its own in-memory "
-                        "catalog (Flink's default_catalog); declare each table with CREATE TABLE ... WITH "
-                        "('connector' = ...) instead.",
-                    )
-                )
+                self.catalogs.create_catalog(node, where, lambda n: self.node_pos(n, where))
                 return
+            if kind in ("DATABASE", "SCHEMA"):
+                self.catalogs.create_database(node, where)
+                return
+        if isinstance(node, exp.Use):
+            self.catalogs.use(node, where)
+            return
         if isinstance(node, exp.Insert):
             self.insert(node, where, None)
             return
@@ -133,7 +133,8 @@ class _Loader:
                 where,
                 "ignored-statement",
                 f"'{words} ...' has no effect in a kafka-sql pipeline and is ignored: only SET, RESET, "
-                "CREATE/ALTER/DROP TABLE and VIEW, and INSERT (alone or in a STATEMENT SET) are run.",
+                "CREATE/ALTER/DROP TABLE and VIEW, CREATE FUNCTION, CREATE CATALOG and DATABASE, USE, and INSERT "
+                "(alone or in a STATEMENT SET) are run.",
                 severity="warning",
             )
         )
@@ -214,6 +215,8 @@ class _Loader:
                 self.schema_element(table, element, where)
         if like_source is not None:
             _merge_like(table, like_source, like_options)
+        if isinstance(table_expr, exp.Table):
+            self.catalogs.place(table, table_expr, where)
         self.pipeline.tables[name.lower()] = table
 
     def schema_element(self, table: Table, element: exp.Expr, where: Position) -> None:
