@@ -140,3 +140,24 @@ def test_an_upsert_kafka_sink_yields_the_last_row_per_key(
         {"customer": "ann", "total": 6.0, "payments": 2},
         {"customer": "bo", "total": 2.5, "payments": 1},
     ]
+
+
+@pytest.mark.slow
+def test_a_keyed_table_sink_yields_the_table_it_would_hold(run_pipeline: RunPipeline, tmp_path: Path) -> None:
+    """A delta (or jdbc, iceberg) sink with a PRIMARY KEY: the result is its final table, deletes applied."""
+    pipeline = tmp_path / "prices.sql"
+    pipeline.write_text(
+        """
+        CREATE TABLE prices (sku STRING, price INT, PRIMARY KEY (sku) NOT ENFORCED)
+        WITH ('connector' = 'upsert-kafka', 'topic' = 'prices', 'properties.bootstrap.servers' = 'prod:9093',
+              'key.format' = 'json', 'value.format' = 'json');
+        CREATE TABLE latest (sku STRING, price INT, PRIMARY KEY (sku) NOT ENFORCED)
+        WITH ('connector' = 'delta', 'table-path' = 's3://lake/latest');
+        INSERT INTO latest SELECT sku, price FROM prices;
+        """
+    )
+    prices = [{"sku": "a", "price": 1}, {"sku": "b", "price": 2}, {"sku": "a", "price": 3}]
+
+    result = run_pipeline(pipeline, inputs={"prices": prices})
+
+    assert sorted(result.rows("latest"), key=lambda r: r["sku"]) == [{"sku": "a", "price": 3}, {"sku": "b", "price": 2}]

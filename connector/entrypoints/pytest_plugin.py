@@ -17,8 +17,9 @@ isolated from every other run:
   like '2026-01-01 10:00:09'). They are encoded with the table's own key and value formats, and writable
   metadata columns (`timestamp`, `headers`) become the record's metadata, then produced in order to one
   partition;
-* sinks of other connectors (print, blackhole, filesystem) write to a fresh topic as JSON instead, so that
-  every sink's output can be read back;
+* sinks of other connectors (print, blackhole, filesystem, jdbc, delta, iceberg) write to a fresh topic as JSON
+  instead, so that every sink's output can be read back; a keyed sink that takes updates (jdbc, delta, iceberg
+  with a PRIMARY KEY) is written as upsert-kafka, so its output is the table it would hold;
 * every query must be bounded (Kafka sources always are here; datagen needs 'number-of-rows').
 
 The result holds each sink's output rows, decoded with the sink's formats, in the order they were written.
@@ -267,6 +268,7 @@ def run_pipeline_file(
 
 def _isolate(pipeline: Pipeline, bootstrap: str, run_id: str, client_properties: Mapping[str, str]) -> dict[str, str]:
     """Point every Kafka table at a fresh topic on `bootstrap`, and every other sink at one too (JSON)."""
+    from connector.connectors import registry
     from connector.connectors.kafka.java_properties import librdkafka_properties
 
     sinks = {t.name.lower() for i in pipeline.inserts if (t := pipeline.table(i.target)) is not None}
@@ -287,8 +289,11 @@ def _isolate(pipeline: Pipeline, bootstrap: str, run_id: str, client_properties:
                 if unique in options:
                     options[unique] = f"{options[unique]}-{run_id}"
         else:  # a data-quality gate ('quality.*') stays with its sink
-            options = {"connector": "kafka", "format": "json",
-                       **{k: v for k, v in table.options.items() if k.startswith("quality.")}}
+            factory = registry.connector_factory(table)
+            keyed = bool(table.primary_key) and factory is not None and factory.updates == "with-primary-key"
+            written = ({"connector": "upsert-kafka", "key.format": "json", "value.format": "json"} if keyed
+                       else {"connector": "kafka", "format": "json"})
+            options = {**written, **{k: v for k, v in table.options.items() if k.startswith("quality.")}}
         table.options = {
             **options,
             **{f"properties.{key}": value for key, value in client_properties.items()},
