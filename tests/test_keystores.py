@@ -4,6 +4,7 @@ librdkafka reads, and a store that cannot be used is an error naming the propert
 from __future__ import annotations
 
 import json
+import logging
 import tempfile
 from pathlib import Path
 
@@ -82,6 +83,31 @@ def test_pem_stores_in_properties_or_files_work_too(authority: Authority, tmp_pa
 def test_librdkafka_spellings_pass_unchanged(tmp_path: Path) -> None:
     native = {"ssl.ca.location": str(tmp_path / "ca.pem"), "ssl.key.location": "k.pem", "ssl.key.password": "x"}
     assert librdkafka_properties(native) == native
+
+
+def test_java_names_with_a_librdkafka_equivalent_are_renamed() -> None:
+    java = {"fetch.max.wait.ms": "100", "max.request.size": "2097152", "ssl.endpoint.identification.algorithm": ""}
+    assert librdkafka_properties(java) == {
+        "fetch.wait.max.ms": "100", "message.max.bytes": "2097152", "ssl.endpoint.identification.algorithm": "none",
+    }  # fmt: skip
+
+
+def test_java_only_properties_a_flink_table_carries_reach_no_client() -> None:
+    """Properties validate lets through (Java-only ones the clients do by themselves, Flink's source options) are
+    given neither to readers nor to producers: a producer is made from a sink's settings (it used to refuse
+    'default.api.timeout.ms' at the run's first batch)."""
+    from confluent_kafka import Producer
+
+    from connector.connectors.kafka.sink import SinkSettings
+
+    carried = {
+        "properties.default.api.timeout.ms": "60000", "properties.max.poll.records": "500",
+        "properties.commit.offsets.on.checkpoint": "true", "properties.key.serializer": "x.Serializer",
+    }  # fmt: skip
+    settings = SinkSettings.from_options({"properties.bootstrap.servers": "127.0.0.1:1", **carried})
+
+    assert not {k.removeprefix("properties.") for k in carried} & set(settings.producer_config)
+    Producer({**settings.producer_config, "logger": logging.getLogger("test")}).flush(0)
 
 
 @pytest.mark.parametrize(

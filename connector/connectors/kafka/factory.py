@@ -9,7 +9,7 @@ from datetime import timedelta
 from connector.connectors.kafka import describe
 from connector.connectors.kafka.java_properties import JAAS, librdkafka_properties, refused_property
 from connector.connectors.kafka.options import BOUNDED_MODES, STARTUP_MODES, KafkaOptions
-from connector.connectors.kafka.settings import FLINK_SOURCE_PROPERTIES, JAVA_ONLY_PROPERTIES, MANAGED_PROPERTIES
+from connector.connectors.kafka.settings import NOT_CLIENT_PROPERTIES
 from connector.diagnostics import did_you_mean
 from connector.options.declarations import ResolvedOptions
 from connector.options.factory import Check, Factory, Format, FormatSlot
@@ -214,12 +214,6 @@ def _group_id_for_committed_offsets(check: Check) -> None:
 
 
 # 'properties.*' that configure Flink's source or sink, or that the source sets itself: not for the offline check.
-_NOT_CLIENT_PROPERTIES = FLINK_SOURCE_PROPERTIES | JAVA_ONLY_PROPERTIES | MANAGED_PROPERTIES | {
-    "key.serializer",
-    "value.serializer",
-}
-
-
 def _client_properties(check: Check) -> None:
     """'properties.*' that no Kafka client could use (a JAAS text that does not parse, a login module that needs a
     JVM, a store that does not open, a Java property librdkafka has no equivalent for) are an error here, not when
@@ -227,7 +221,7 @@ def _client_properties(check: Check) -> None:
     properties = {
         key[len("properties.") :]: value
         for key, value in check.table.options.items()
-        if key.startswith("properties.") and key[len("properties.") :] not in _NOT_CLIENT_PROPERTIES
+        if key.startswith("properties.") and key[len("properties.") :] not in NOT_CLIENT_PROPERTIES
     }
     try:
         refused = refused_property(librdkafka_properties(properties))

@@ -24,6 +24,7 @@ _RENAMED = {
     "max.request.size": "message.max.bytes",
     "receive.buffer.bytes": "socket.receive.buffer.bytes",
     "send.buffer.bytes": "socket.send.buffer.bytes",
+    "fetch.max.wait.ms": "fetch.wait.max.ms",
     "sasl.oauthbearer.client.credentials.client.id": "sasl.oauthbearer.client.id",  # Kafka 4.1's names
     "sasl.oauthbearer.client.credentials.client.secret": "sasl.oauthbearer.client.secret",
 }

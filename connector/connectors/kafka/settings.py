@@ -43,6 +43,11 @@ JAVA_ONLY_PROPERTIES = frozenset(
 )
 # Set by the source per client; the user's values are read into SourceSettings instead.
 MANAGED_PROPERTIES = frozenset({"group.id", "auto.offset.reset", "enable.auto.commit", "isolation.level"})
+# 'properties.*' no Kafka client of the project is given (sources and sinks alike): Flink's source options, the
+# Java-only ones, what the source manages per client, and Java's serializer classes.
+NOT_CLIENT_PROPERTIES = (
+    FLINK_SOURCE_PROPERTIES | JAVA_ONLY_PROPERTIES | MANAGED_PROPERTIES | {"key.serializer", "value.serializer"}
+)
 
 
 class StartupMode(Enum):

@@ -65,6 +65,7 @@ from pyspark.sql.types import StructType
 
 from connector.connectors.kafka.client_log import logged
 from connector.connectors.kafka.java_properties import librdkafka_properties
+from connector.connectors.kafka.settings import NOT_CLIENT_PROPERTIES
 
 log = logging.getLogger(__name__)
 
@@ -75,26 +76,6 @@ QUERY_ID_OPTION = "query-id"
 REQUEST_TIMEOUT_SECONDS = 30.0
 # librdkafka: RD_KAFKA_PARTITION_UA, "let the partitioner choose".
 UNASSIGNED = -1
-# Java-client or consumer-side properties Flink tables often carry; a librdkafka producer rejects or warns.
-_NOT_FOR_PRODUCER = frozenset(
-    {
-        "key.serializer",
-        "value.serializer",
-        "interceptor.classes",
-        "group.id",
-        "auto.offset.reset",
-        "enable.auto.commit",
-        "isolation.level",
-        "commit.offsets.on.checkpoint",
-        "partition.discovery.interval.ms",
-        "client.id.prefix",
-        "register.consumer.metrics",
-        "max.poll.records",
-        "key.deserializer",
-        "value.deserializer",
-        "exclude.internal.topics",
-    }
-)
 DEFAULT_MESSAGE_MAX_BYTES = "1000000"  # librdkafka's message.max.bytes, as Java's max.request.size (1 MiB)
 _PRODUCER_ONLY = frozenset(
     {
@@ -165,7 +146,7 @@ class SinkSettings:
         if guarantee == "exactly-once" and not topics:
             raise KafkaSinkError("'sink.delivery-guarantee' = 'exactly-once' needs the 'topic' option.")
         try:
-            client = librdkafka_properties({k: v for k, v in properties.items() if k not in _NOT_FOR_PRODUCER})
+            client = librdkafka_properties({k: v for k, v in properties.items() if k not in NOT_CLIENT_PROPERTIES})
         except ValueError as error:
             raise KafkaSinkError(str(error)) from None
         producer = {"partitioner": "murmur2_random", **client}  # Java's default partitioner
