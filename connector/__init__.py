@@ -20,6 +20,14 @@ def udf(result_type: str) -> Any:
     return declare(result_type)
 
 
+def udtf(result_types: str | list[str]) -> Any:
+    """Declare a Python generator a table function for LATERAL TABLE, with the Flink SQL types of its columns:
+    `@connector.udtf(result_types=["STRING", "INT"])`."""
+    from connector.sql.python_functions import udtf as declare
+
+    return declare(result_types)
+
+
 def __getattr__(name: str) -> Any:
     """`connector.install` / `connector.builder` (the session extension) and `connector.records_read`, imported
     on first use so that the CLI's Spark-free verbs never import pyspark."""

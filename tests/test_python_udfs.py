@@ -1,6 +1,6 @@
 """Python functions declared as Flink SQL declares them (`CREATE FUNCTION ... LANGUAGE PYTHON`): called per row
-in a real pipeline, typed by annotation or `@connector.udf`, and refused with located errors when they cannot
-run."""
+in a real pipeline, typed by annotation or `@connector.udf`, table functions joined with LATERAL TABLE, and refused
+with located errors when they cannot run."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 MODULE = """
+from collections.abc import Iterator
 from decimal import Decimal
 
 import connector
@@ -37,6 +38,20 @@ def shout(text: str | None) -> str | None:
 
 def untyped(value):
     return value
+
+
+def words(text: str | None) -> Iterator[tuple[str, int]]:
+    for word in (text or "").split():
+        yield word, len(word)
+
+
+@connector.udtf(result_types="STRING")
+def letters(text):
+    yield from (text or "")[:2]
+
+
+def untyped_rows(text) -> Iterator:
+    yield text
 """
 
 PIPELINE = """
@@ -81,12 +96,99 @@ def test_python_functions_run_per_row_in_a_pipeline(
     ]
 
 
+TABLE_FUNCTIONS = """
+CREATE FUNCTION words AS 'pricing.words' LANGUAGE PYTHON;
+CREATE FUNCTION letters AS 'pricing.letters' LANGUAGE PYTHON;
+CREATE TABLE notes (id BIGINT, text STRING) WITH (
+  'connector' = 'kafka', 'topic' = '{{ var("src") }}', 'properties.bootstrap.servers' = '{{ var("brokers") }}',
+  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json'
+);
+CREATE TABLE note_words (id BIGINT, word STRING, size BIGINT) WITH (
+  'connector' = 'kafka', 'topic' = '{{ var("words") }}', 'properties.bootstrap.servers' = '{{ var("brokers") }}',
+  'format' = 'json'
+);
+CREATE TABLE note_letters (id BIGINT, letter STRING) WITH (
+  'connector' = 'kafka', 'topic' = '{{ var("letters") }}', 'properties.bootstrap.servers' = '{{ var("brokers") }}',
+  'format' = 'json'
+);
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO note_words SELECT n.id, w.word, w.size FROM notes AS n, LATERAL TABLE(words(n.text)) AS w(word, size);
+INSERT INTO note_letters SELECT n.id, l.f0 FROM notes AS n LEFT JOIN LATERAL TABLE(letters(n.text)) AS l ON TRUE;
+END;
+"""
+
+
+@pytest.mark.slow
+def test_table_functions_join_each_row_with_the_rows_they_yield(
+    spark: SparkSession,
+    kafka_bootstrap: str,
+    topic_factory: Callable[..., str],
+    produce: Callable[[str, Sequence[Any]], None],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Flink's LATERAL TABLE: a comma join drops a row its function yields nothing for; LEFT JOIN ... ON TRUE keeps
+    it, padded with NULLs. Columns are named by the alias, or f0, f1, ... as in Flink."""
+    from test_run_e2e import read_topic, run
+
+    (tmp_path / "pricing.py").write_text(MODULE)
+    (tmp_path / "notes.sql").write_text(TABLE_FUNCTIONS)
+    src, words, letters = topic_factory(), topic_factory(), topic_factory()
+    notes = [{"id": 1, "text": "hi there"}, {"id": 2, "text": ""}, {"id": 3}]
+    produce(src, [(None, json.dumps(n).encode(), None, None, None) for n in notes])
+
+    result = run(
+        capsys, tmp_path / "notes.sql", tmp_path / "cp", brokers=kafka_bootstrap, src=src, words=words, letters=letters
+    )
+
+    assert result.code == 0, result.err
+    assert read_topic(kafka_bootstrap, words) == [
+        {"id": 1, "word": "hi", "size": 2}, {"id": 1, "word": "there", "size": 5},
+    ]  # fmt: skip
+    assert read_topic(kafka_bootstrap, letters) == [
+        {"id": 1, "letter": "h"}, {"id": 1, "letter": "i"}, {"id": 2, "letter": None}, {"id": 3, "letter": None},
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("query", "code", "message"),
+    [
+        ("SELECT n.id, w.f0 FROM notes AS n, LATERAL TABLE(twice(n.id)) AS w", "unknown-function",
+         "LATERAL TABLE needs a table function: 'twice' is not one"),
+        ("SELECT n.id, w.a FROM notes AS n, LATERAL TABLE(words(n.text)) AS w(a)", "invalid-alias",
+         "table function 'words' has 2 columns (f0, f1), whereas the alias list has 1"),
+        ("SELECT n.id, w.f2 FROM notes AS n, LATERAL TABLE(words(n.text)) AS w", "unknown-column",
+         "Column 'f2' not found in 'w'."),
+    ],
+    ids=["scalar-function", "alias-degree", "default-names"],
+)
+def test_lateral_table_mistakes_are_reported_by_validate(
+    query: str, code: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "pricing.py").write_text(MODULE)
+    path = tmp_path / "lateral.sql"
+    path.write_text(
+        "CREATE FUNCTION words AS 'pricing.words' LANGUAGE PYTHON;\n"
+        "CREATE FUNCTION twice AS 'pricing.twice' LANGUAGE PYTHON;\n"
+        "CREATE TABLE notes (id BIGINT, text STRING) WITH ('connector' = 'datagen', 'number-of-rows' = '1');\n"
+        "CREATE TABLE out (id BIGINT, x STRING) WITH ('connector' = 'print');\n"
+        f"INSERT INTO out {query};\n"
+    )
+
+    assert cli.main(["validate", str(path), "--format", "json"]) == 1
+
+    errors = [d for d in json.loads(capsys.readouterr().out)["diagnostics"] if d["severity"] == "error"]
+    assert [d["code"] for d in errors] == [code], errors
+    assert message in errors[0]["message"]
+
+
 @pytest.mark.parametrize(
     ("declaration", "message"),
     [
         ("CREATE FUNCTION f AS 'nowhere.f' LANGUAGE PYTHON", "Python module 'nowhere' cannot be imported"),
         ("CREATE FUNCTION f AS 'pricing.missing' LANGUAGE PYTHON", "Python module 'pricing' has no function 'missing'"),
         ("CREATE FUNCTION f AS 'pricing.untyped' LANGUAGE PYTHON", "has no result type: annotate its return"),
+        ("CREATE FUNCTION f AS 'pricing.untyped_rows' LANGUAGE PYTHON", "table function 'untyped_rows' has no column"),
         ("CREATE FUNCTION f AS 'com.acme.Upper'", "Function 'f' is written in Java: kafka-sql runs Python functions"),
         ("CREATE FUNCTION f AS 'com.acme.Upper' LANGUAGE SCALA", "Function 'f' is written in Scala"),
     ],

@@ -11,12 +11,14 @@ from __future__ import annotations
 import shutil
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+from pyspark.sql.udtf import UserDefinedTableFunction
 
 from connector.sql import python_functions
 from connector.sql.catalog import Function
@@ -26,11 +28,37 @@ _shipped: set[str] = set()  # (SparkContext, top-level module) pairs already add
 
 
 def register_functions(spark: SparkSession, functions: Sequence[Function]) -> None:
-    """Register each function under its SQL name for the session's queries."""
+    """Register each function under its SQL name for the session's queries: scalar functions as Python UDFs, table
+    functions as Python UDTFs (what `LATERAL f(x)` calls)."""
     for declared in functions:
         function = python_functions.resolve(declared.identifier, [Path(declared.directory)])
         _ship(spark, function)
-        spark.udf.register(declared.name, F.udf(function, spark_type(declared.result_type), useArrow=True))
+        if declared.table:
+            columns = spark_type(declared.result_type)
+            assert isinstance(columns, StructType)  # a table function's result type is its ROW of columns
+            for name, outer in ((declared.name, False), (python_functions.outer_name(declared.name), True)):
+                udtf = UserDefinedTableFunction(table_function(function, len(columns.fields), outer), columns)
+                spark.udtf.register(name, udtf)
+        else:
+            spark.udf.register(declared.name, F.udf(function, spark_type(declared.result_type), useArrow=True))
+
+
+def table_function(function: Callable[..., Iterable[Any]], width: int, outer: bool) -> type:
+    """A Spark UDTF class calling the generator `function` (pickled by reference) for each row: a yielded value
+    that is not a tuple is the one column of its row, as PyFlink's table functions yield. `outer`: a row for which
+    the function yields nothing gets one row of `width` NULLs (Flink's LEFT JOIN LATERAL TABLE ... ON TRUE)."""
+
+    class TableFunction:
+        def eval(self, *arguments: Any) -> Iterator[tuple[Any, ...]]:
+            empty = True
+            for row in function(*arguments):
+                empty = False
+                yield row if isinstance(row, tuple) else (row,)
+            if empty and outer:
+                yield (None,) * width
+
+    TableFunction.__name__ = TableFunction.__qualname__ = f"TableFunction_{function.__name__}"
+    return TableFunction
 
 
 def _ship(spark: SparkSession, function: Any) -> None:

@@ -135,13 +135,14 @@ class Setting:
 
 @dataclass(frozen=True)
 class Function:
-    """A Python scalar function: `CREATE FUNCTION name AS 'module.function' LANGUAGE PYTHON`."""
+    """A Python function: `CREATE FUNCTION name AS 'module.function' LANGUAGE PYTHON`."""
 
     name: str
     identifier: str  # 'module.function'
-    result_type: exp.DataType
+    result_type: exp.DataType  # a table function's: ROW<f0 ..., f1 ...>, its columns
     directory: str  # where its module is looked for first (the pipeline file's directory)
     position: Position
+    table: bool = False  # a table function (LATERAL TABLE), yielding rows
 
 
 @dataclass

@@ -164,7 +164,10 @@ class _Loader:
         directory = Path(self.file).resolve().parent if Path(self.file).is_file() else Path.cwd()
         try:
             function = python_functions.resolve(identifier, [directory])
-            result = python_functions.result_type(function)
+            columns = python_functions.table_result_types(function)
+            result = python_functions.result_type(function) if columns is None else (
+                f"ROW<{', '.join(f'f{i} {t}' for i, t in enumerate(columns))}>"
+            )  # fmt: skip
             result_type = exp.DataType.build(result, dialect="flink")
         except python_functions.FunctionError as err:
             self.error(where, "function", f"Function '{name}': {err}.")
@@ -172,7 +175,9 @@ class _Loader:
         except Exception as err:  # sqlglot's ParseError for a result type that is no Flink type
             self.error(where, "function", f"Function '{name}': result type is not a Flink type: {err}.")
             return
-        self.pipeline.functions[name.lower()] = Function(name, identifier, result_type, str(directory), where)
+        self.pipeline.functions[name.lower()] = Function(
+            name, identifier, result_type, str(directory), where, table=columns is not None
+        )
 
     def create_table(self, node: exp.Create, where: Position) -> None:
         schema = node.this

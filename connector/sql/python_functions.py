@@ -7,6 +7,11 @@ PyFlink's `python.files` would ship it. Its result type is Flink SQL text: given
 Python types (int BIGINT, float DOUBLE, str STRING, bool BOOLEAN, bytes BYTES, Decimal DECIMAL(38, 18), date DATE,
 time TIME, datetime TIMESTAMP(3)). As in PyFlink, the function is called once per row, with None for NULL
 arguments; on Spark it runs as an Arrow-optimized Python UDF (`connector.runtime.engine` registers it).
+
+A table function (PyFlink's `@udtf`) is a generator: it yields its rows, each a tuple (or one value for one column),
+and is joined with `LATERAL TABLE(f(...)) AS T(a, b)`. Its column types come from
+`@connector.udtf(result_types=["STRING", "INT"])` or from a return annotation such as `-> Iterator[tuple[str,
+int]]`; its columns are named f0, f1, ... as in Flink, unless the LATERAL TABLE alias names them.
 """
 
 from __future__ import annotations
@@ -17,12 +22,19 @@ import importlib
 import sys
 import types
 import typing
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
 RESULT_TYPE = "__kafka_sql_result_type__"
+RESULT_TYPES = "__kafka_sql_result_types__"  # of a table function: one per column
+
+
+def outer_name(name: str) -> str:
+    """The name a table function is registered under for LEFT JOIN LATERAL TABLE: it yields one row of NULLs
+    where the function yields none (Spark streams no outer lateral join)."""
+    return f"{name}__kafka_sql_outer"
 _ANNOTATION_TYPES: dict[Any, str] = {
     int: "BIGINT",
     float: "DOUBLE",
@@ -47,6 +59,16 @@ def udf(result_type: str) -> Callable[[F], F]:
 
     def mark(function: F) -> F:
         setattr(function, RESULT_TYPE, result_type)
+        return function
+
+    return mark
+
+
+def udtf(result_types: str | Sequence[str]) -> Callable[[F], F]:
+    """Declare a Python generator a table function (LATERAL TABLE), with the Flink SQL types of its columns."""
+
+    def mark(function: F) -> F:
+        setattr(function, RESULT_TYPES, [result_types] if isinstance(result_types, str) else list(result_types))
         return function
 
     return mark
@@ -83,19 +105,49 @@ def resolve(identifier: str, directories: Sequence[Path]) -> Callable[..., Any]:
     return typing.cast(Callable[..., Any], function)
 
 
+def table_result_types(function: Callable[..., Any]) -> list[str] | None:
+    """The column types of a table function (its `udtf` declaration, else an Iterator/Iterable/Generator return
+    annotation of a tuple or of one type); None for a scalar function."""
+    declared = getattr(function, RESULT_TYPES, None)
+    if isinstance(declared, list):
+        return [str(t) for t in declared]
+    annotation = _return_annotation(function)
+    origin = typing.get_origin(annotation) or annotation  # a bare `-> Iterator` is a table function without types
+    if origin not in (Iterator, Iterable, Generator):  # typing's aliases have these origins too
+        return None
+    row = (typing.get_args(annotation) or (None,))[0]
+    fields = typing.get_args(row) if typing.get_origin(row) is tuple else (row,)
+    found = [_ANNOTATION_TYPES.get(_unoptional(f)) for f in fields]
+    if not fields or any(t is None for t in found):
+        name = getattr(function, "__qualname__", repr(function))
+        raise FunctionError(
+            f"Python table function '{name}' has no column types: annotate its return (-> Iterator[tuple[str, int]]) "
+            'or decorate it with @connector.udtf(result_types=["STRING", "INT"])'
+        )
+    return [t for t in found if t is not None]
+
+
+def _return_annotation(function: Callable[..., Any]) -> Any:
+    try:
+        return typing.get_type_hints(function).get("return")
+    except Exception:  # annotations that do not evaluate
+        return None
+
+
+def _unoptional(annotation: Any) -> Any:
+    """`X` of `X | None` / `Optional[X]`; other annotations as they are."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        arguments = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return arguments[0] if len(arguments) == 1 else None
+    return annotation
+
+
 def result_type(function: Callable[..., Any]) -> str:
     """The Flink SQL result type of `function`: its `udf` declaration, else its return annotation."""
     declared = getattr(function, RESULT_TYPE, None)
     if isinstance(declared, str):
         return declared
-    try:
-        annotation = typing.get_type_hints(function).get("return")
-    except Exception:  # annotations that do not evaluate
-        annotation = None
-    arguments = [a for a in typing.get_args(annotation) if a is not type(None)]
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        annotation = arguments[0] if len(arguments) == 1 else None
-    found = _ANNOTATION_TYPES.get(annotation)
+    found = _ANNOTATION_TYPES.get(_unoptional(_return_annotation(function)))
     if found is None:
         name = getattr(function, "__qualname__", repr(function))
         raise FunctionError(

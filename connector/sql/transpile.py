@@ -5,6 +5,8 @@ into a tree that, generated in sqlglot's `spark` dialect, computes the same rows
 than renaming:
 
 * Window TVFs and legacy group windows become Spark time windows (see `connector.sql.windows`).
+* `LATERAL TABLE(f(x)) AS T(a, b)` (a Python table function) -> `LATERAL f(x) AS T(a, b)` (a Python UDTF);
+  `LEFT JOIN LATERAL TABLE(...) ON TRUE` -> an inner lateral join of f's NULL-padding variant.
 * `CROSS JOIN UNNEST(arr) AS t(x)` -> `LATERAL VIEW explode(arr) t AS x`; with two or more column names
   the array is taken to hold rows -> `inline(arr)` (a MAP cannot be told apart without types: unnest
   `MAP_ENTRIES(m)` instead); `LEFT JOIN UNNEST(...) ON TRUE` -> `LATERAL VIEW OUTER`.
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
+from connector.sql import python_functions
 from connector.sql.deduplication import Deduplication, extract, extract_distinct
 from connector.sql.dialect import Flink
 from connector.sql.functions import spark_cast, spark_function
@@ -133,6 +136,7 @@ class _Rewriter:
             rewrite_group_windows(select, self.watermarks)
             self.unnest(select)
             self.comma_joins(select)
+            self.table_functions(select)
         result = _bottom_up(tree, self.expression)
         assert isinstance(result, exp.Query)
         return result
@@ -233,6 +237,27 @@ class _Rewriter:
             if comma and not isinstance(join.this, (exp.Unnest, exp.Lateral)):
                 join.set("kind", None)
                 join.set("on", exp.true())
+
+    # -- table functions ---------------------------------------------------------------------------------
+
+    def table_functions(self, select: exp.Select) -> None:
+        """`LATERAL TABLE(f(x))` -> Spark's `LATERAL f(x)` (a Python UDTF). Spark streams no outer lateral join, so
+        `LEFT JOIN LATERAL TABLE(f(x)) ON TRUE` calls the variant of f that yields a row of NULLs where f yields
+        none, in an inner lateral join: Flink's rows."""
+        for join in select.args.get("joins") or []:
+            lateral = join.this
+            if not (isinstance(lateral, exp.Lateral) and isinstance(lateral.this, exp.TableFromRows)):
+                continue
+            call = lateral.this.this
+            lateral.set("this", call)
+            if str(join.args.get("side") or "").upper() == "LEFT":
+                on = join.args.get("on")
+                if not (isinstance(on, exp.Boolean) and on.this is True):
+                    raise TranspileError("LEFT JOIN LATERAL TABLE(...) supports only ON TRUE, as in Flink.", on or join)
+                call.set("this", python_functions.outer_name(call.name))
+                join.set("side", None)
+                join.set("on", None)
+                join.set("kind", "CROSS")
 
     # -- UNNEST ------------------------------------------------------------------------------------------
 

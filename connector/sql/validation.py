@@ -179,7 +179,8 @@ class _Checker:
             if rel is None:
                 ok = False
                 continue
-            alias = item.alias_or_name if isinstance(item, (exp.Table, exp.Subquery, exp.Unnest)) else rel.name
+            named = (exp.Table, exp.Subquery, exp.Unnest, exp.Lateral)
+            alias = item.alias_or_name if isinstance(item, named) else rel.name
             out.append((alias or rel.name, rel))
         return out if ok else None
 
@@ -217,7 +218,38 @@ class _Checker:
             alias = item.args.get("alias")
             names = [c.name for c in alias.columns] if alias is not None and alias.columns else ["col"]
             return _Relation(item.alias_or_name or "unnest", dict.fromkeys(names))
+        if isinstance(item, exp.Lateral) and isinstance(item.this, exp.TableFromRows):
+            return self.table_function(item, item.this.this, where)
         return _Relation("?", {})
+
+    def table_function(self, item: exp.Lateral, call: exp.Expr, where: Position) -> _Relation | None:
+        """The columns of `LATERAL TABLE(f(...)) [AS T(a, b)]`: the table function's (f0, f1, ... unless named)."""
+        function = self.pipeline.functions.get(call.name.lower()) if isinstance(call, exp.Anonymous) else None
+        if function is None or not function.table:
+            self.error(
+                self.pos_of(call, where),
+                "unknown-function",
+                f"LATERAL TABLE needs a table function: '{call.name}' is not one. Declare a Python "
+                "generator that yields rows with CREATE FUNCTION name AS 'module.function' LANGUAGE PYTHON.",
+            )
+            return None
+        fields = [(f.name, f.args.get("kind")) for f in function.result_type.expressions]
+        alias = item.args.get("alias")
+        names = [c.name for c in alias.columns] if alias is not None and alias.columns else [n for n, _ in fields]
+        if len(names) != len(fields):
+            self.error(
+                self.pos_of(item, where),
+                "invalid-alias",
+                f"List of column aliases must have same degree as table; table function '{function.name}' has "
+                f"{len(fields)} columns ({', '.join(n for n, _ in fields)}), whereas the alias list has "
+                f"{len(names)}.",
+            )
+            return None
+        types = {
+            name: kind if isinstance(kind, exp.DataType) else None
+            for name, (_, kind) in zip(names, fields, strict=True)
+        }
+        return _Relation(item.alias_or_name or function.name, types)
 
     def calls(self, tree: exp.Expr, where: Position) -> None:
         """Every function `tree` calls is one kafka-sql runs (`connector.sql.known_functions`)."""
