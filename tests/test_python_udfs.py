@@ -52,6 +52,10 @@ def letters(text):
 
 def untyped_rows(text) -> Iterator:
     yield text
+
+
+def inverse(value: int) -> float:
+    return 1 / value
 """
 
 PIPELINE = """
@@ -148,6 +152,27 @@ def test_table_functions_join_each_row_with_the_rows_they_yield(
     assert read_topic(kafka_bootstrap, letters) == [
         {"id": 1, "letter": "h"}, {"id": 1, "letter": "i"}, {"id": 2, "letter": None}, {"id": 3, "letter": None},
     ]  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_failing_function_is_named_with_the_arguments_of_the_failing_call(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from test_run_e2e import run
+
+    (tmp_path / "pricing.py").write_text(MODULE)
+    (tmp_path / "inverse.sql").write_text(
+        "CREATE FUNCTION inverse AS 'pricing.inverse' LANGUAGE PYTHON;\n"
+        "CREATE TABLE t (id BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '3', "
+        "'fields.id.kind' = 'sequence', 'fields.id.start' = '0', 'fields.id.end' = '2');\n"
+        "CREATE TABLE o (id BIGINT, inv DOUBLE) WITH ('connector' = 'blackhole');\n"
+        "INSERT INTO o SELECT id, inverse(id) FROM t;\n"
+    )
+
+    result = run(capsys, tmp_path / "inverse.sql", tmp_path / "cp")
+
+    assert result.code != 0
+    assert "Python function 'inverse' failed on (0): ZeroDivisionError: division by zero" in result.err
 
 
 @pytest.mark.parametrize(

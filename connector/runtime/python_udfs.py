@@ -8,6 +8,9 @@ the module's file, or its top-level package as a zip, is added with `SparkContex
 
 from __future__ import annotations
 
+import functools
+import inspect
+import reprlib
 import shutil
 import sys
 import tempfile
@@ -33,6 +36,7 @@ def register_functions(spark: SparkSession, functions: Sequence[Function]) -> No
     for declared in functions:
         function = python_functions.resolve(declared.identifier, [Path(declared.directory)])
         _ship(spark, function)
+        function = naming_failures(function, declared.name)
         if declared.table:
             columns = spark_type(declared.result_type)
             assert isinstance(columns, StructType)  # a table function's result type is its ROW of columns
@@ -41,6 +45,39 @@ def register_functions(spark: SparkSession, functions: Sequence[Function]) -> No
                 spark.udtf.register(name, udtf)
         else:
             spark.udf.register(declared.name, F.udf(function, spark_type(declared.result_type), useArrow=True))
+
+
+class PythonFunctionError(Exception):
+    """A pipeline's Python function raised; the message names it and the arguments of the failing call."""
+
+
+def naming_failures(function: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """`function`, raising PythonFunctionError (function name, its arguments, the error) instead of a bare error
+    whose Spark traceback names neither; a generator's error is raised while it yields."""
+
+    def failed(arguments: tuple[Any, ...], err: Exception) -> PythonFunctionError:
+        shown = ", ".join(reprlib.repr(a) for a in arguments)
+        return PythonFunctionError(f"Python function '{name}' failed on ({shown}): {type(err).__name__}: {err}")
+
+    if inspect.isgeneratorfunction(function):
+
+        @functools.wraps(function)
+        def rows(*arguments: Any) -> Iterator[Any]:
+            try:
+                yield from function(*arguments)
+            except Exception as err:
+                raise failed(arguments, err) from err
+
+        return rows
+
+    @functools.wraps(function)
+    def call(*arguments: Any) -> Any:
+        try:
+            return function(*arguments)
+        except Exception as err:
+            raise failed(arguments, err) from err
+
+    return call
 
 
 def table_function(function: Callable[..., Iterable[Any]], width: int, outer: bool) -> type:
