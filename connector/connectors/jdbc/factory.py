@@ -2,7 +2,7 @@
 table of lookup joins.
 
 PostgreSQL is the database supported (its JDBC driver, `org.postgresql:postgresql`, is resolved from Maven Central
-for the session); scanning a JDBC table as a source is not supported yet.
+for the session). As a source, the table is read once (bounded), as Flink's JDBC source reads it (`scan.py`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from datetime import timedelta
 from sqlglot import exp
 
 from connector.options.declarations import ConfigOption, ResolvedOptions
-from connector.options.factory import Check, Factory
+from connector.options.factory import Check, Factory, SourceBehaviour
 from connector.options.types import BOOLEAN, DURATION, ENUM, INT, LONG, STRING
 from connector.quality.options import QUALITY_OPTIONS
 from connector.sql.catalog import Table
@@ -57,6 +57,32 @@ class JdbcOptions:
         "sink.max-retries", INT, "The most times a failed write of a micro-batch is retried.", default=3
     )
     SINK_PARALLELISM = ConfigOption("sink.parallelism", INT, "Flink: the sink's parallelism (Spark's partitions).")
+    SCAN_PARTITION_COLUMN = ConfigOption(
+        "scan.partition.column",
+        STRING,
+        "The column that splits the read into 'scan.partition.num' ranges, each read by its own task (a numeric "
+        "column; set with the other 'scan.partition.*' options).",
+    )
+    SCAN_PARTITION_NUM = ConfigOption("scan.partition.num", INT, "The number of ranges (tasks) of a partitioned read.")
+    SCAN_PARTITION_LOWER_BOUND = ConfigOption(
+        "scan.partition.lower-bound", LONG, "The smallest value of the first range of a partitioned read."
+    )
+    SCAN_PARTITION_UPPER_BOUND = ConfigOption(
+        "scan.partition.upper-bound", LONG, "The largest value of the last range of a partitioned read."
+    )
+    SCAN_FETCH_SIZE = ConfigOption(
+        "scan.fetch-size",
+        INT,
+        "Rows fetched from the database per round trip while reading; 0: the driver's choice.",
+        default=0,
+    )
+    SCAN_AUTO_COMMIT = ConfigOption(
+        "scan.auto-commit",
+        BOOLEAN,
+        "Flink: the JDBC driver's auto-commit while reading. Here the read is one read-only transaction (PostgreSQL "
+        "streams rows with a cursor only inside one).",
+        default=True,
+    )
     LOOKUP_CACHE = ConfigOption(
         "lookup.cache",
         ENUM("NONE", "PARTIAL"),
@@ -134,6 +160,47 @@ def _supported_types(check: Check) -> None:
             )
 
 
+_SCAN_PARTITION = (
+    JdbcOptions.SCAN_PARTITION_COLUMN, JdbcOptions.SCAN_PARTITION_NUM, JdbcOptions.SCAN_PARTITION_LOWER_BOUND,
+    JdbcOptions.SCAN_PARTITION_UPPER_BOUND,
+)  # fmt: skip
+
+
+def _scan_partitioning(check: Check) -> None:
+    """Flink's rule: the 'scan.partition.*' options are all set or none; the bounds in order."""
+    given = [o for o in _SCAN_PARTITION if check.options.is_set(o)]
+    if given and len(given) != len(_SCAN_PARTITION):
+        missing = ", ".join(f"'{o.key}'" for o in _SCAN_PARTITION if o not in given)
+        check.report(
+            "missing-option",
+            f"Either all or none of the 'scan.partition.*' options must be set; missing: {missing}.",
+            given[0].key,
+        )
+        return
+    lower, upper = check.options.get(JdbcOptions.SCAN_PARTITION_LOWER_BOUND), check.options.get(
+        JdbcOptions.SCAN_PARTITION_UPPER_BOUND
+    )
+    if lower is not None and upper is not None and lower > upper:
+        check.report(
+            "invalid-option-value",
+            f"'scan.partition.lower-bound' ({lower}) must not be larger than 'scan.partition.upper-bound' ({upper}).",
+            JdbcOptions.SCAN_PARTITION_LOWER_BOUND.key,
+        )
+    number = check.options.get(JdbcOptions.SCAN_PARTITION_NUM)
+    if number is not None and number < 1:
+        check.report(
+            "invalid-option-value", "'scan.partition.num' must be at least 1.", JdbcOptions.SCAN_PARTITION_NUM.key
+        )
+
+
+def _describe_source(table: Table, opts: ResolvedOptions) -> SourceBehaviour:
+    column = opts.get(JdbcOptions.SCAN_PARTITION_COLUMN)
+    number = opts.get(JdbcOptions.SCAN_PARTITION_NUM)
+    split = f", split by {column} into {number} ranges" if column else ""
+    name = opts.get(JdbcOptions.TABLE_NAME)
+    return SourceBehaviour(True, {"start": f"every row of {name}{split}", "stop": "bounded: the rows, then finish"})
+
+
 def _describe_sink(table: Table, opts: ResolvedOptions) -> dict[str, str]:
     how = f"upsert by {', '.join(table.primary_key)}" if table.primary_key else "append"
     name = opts.get(JdbcOptions.TABLE_NAME)
@@ -142,13 +209,16 @@ def _describe_sink(table: Table, opts: ResolvedOptions) -> dict[str, str]:
 
 FACTORY = Factory(
     "jdbc",
-    "Writes rows to a database table over JDBC (PostgreSQL): appended, or upserted by PRIMARY KEY; looks rows up "
-    "for lookup joins (FOR SYSTEM_TIME AS OF a processing time).",
+    "Writes rows to a database table over JDBC (PostgreSQL): appended, or upserted by PRIMARY KEY; reads the table "
+    "once as a bounded source; looks rows up for lookup joins (FOR SYSTEM_TIME AS OF a processing time).",
     options=(*(v for v in vars(JdbcOptions).values() if isinstance(v, ConfigOption)), *QUALITY_OPTIONS),
+    reader="connector.connectors.jdbc.reading",
     writer="connector.connectors.jdbc.writing",
     lookup="connector.connectors.jdbc.lookup",
+    describe_source=_describe_source,
     describe_sink=_describe_sink,
     rules=(_supported_database, _supported_types),
+    source_rules=(_scan_partitioning,),
     spark_packages=(POSTGRES_DRIVER,),
     updates="with-primary-key",
 )
