@@ -527,7 +527,7 @@ CASES = [
         "catalog-type-unsupported",
         f"CREATE CATALOG hms WITH ({MARK}'type' = 'hive', 'hive-conf-dir' = '/etc/hive');\n" + kafka() + PRINT + READ,
         "unsupported",
-        ("Catalog 'hms': type 'hive' is not supported", "Supported types: generic_in_memory, iceberg"),
+        ("Catalog 'hms': type 'hive' is not supported", "Supported types: generic_in_memory, iceberg, delta-catalog"),
     ),
     Case(
         "catalog-option-unknown",
@@ -535,6 +535,12 @@ CASES = [
         + kafka() + PRINT + READ,
         "unsupported-option",
         ("Catalog 'lake' (iceberg): unsupported option(s) clients", "Valid options: cache-enabled", "warehouse"),
+    ),
+    Case(
+        "delta-catalog-hive",
+        f"CREATE CATALOG d WITH ('type' = 'delta-catalog', {MARK}'catalog-type' = 'hive');\n" + kafka() + PRINT + READ,
+        "unsupported-option",
+        ("Catalog 'd' (delta-catalog): 'catalog-type' = 'hive' is not supported; only 'in-memory'",),
     ),
     Case(
         "catalog-unknown",

@@ -4,7 +4,9 @@ kafka-sql keeps the tables of a file in one namespace, keyed by name: a qualifie
 means the table `orders`, so two tables of one name in different catalogs are a duplicate. What a catalog decides is
 what a CREATE TABLE in it means, as in Flink:
 
-* `generic_in_memory` (Flink's `default_catalog` is one): tables are declared with their connector, as anywhere.
+* `generic_in_memory` (Flink's `default_catalog` is one) and Delta's `delta-catalog` ('catalog-type' = 'in-memory',
+  whose Delta tables are declared with 'connector' = 'delta' and 'table-path'): tables are declared with their
+  connector, as anywhere.
 * `iceberg` (Iceberg's FlinkCatalog): a table created in it is the Iceberg table of that catalog, database and name;
   the `iceberg` connector's options are taken from the catalog ('catalog-type', 'warehouse', ...), and a table
   naming another connector is refused, as Iceberg's catalog refuses it.
@@ -26,7 +28,7 @@ from connector.sql.catalog import Table
 
 DEFAULT_CATALOG = "default_catalog"
 DEFAULT_DATABASE = "default_database"
-TYPES = ("generic_in_memory", "iceberg")
+TYPES = ("generic_in_memory", "iceberg", "delta-catalog")
 # Catalog options that concern Flink's catalog object only (caching, property versions), not the tables' data.
 _CATALOG_ONLY = ("type", "default-database", "property-version", "cache-enabled", "cache.expiration-interval-ms")
 # Options of an iceberg catalog that its tables take as the `iceberg` connector's.
@@ -88,13 +90,21 @@ class Catalogs:
                 f"Catalog '{name}' ({kind}): unsupported option(s) {', '.join(unknown)}. Valid options: {valid}.",
             )
             return
+        if kind == "delta-catalog" and catalog.options.get("catalog-type", "in-memory") != "in-memory":
+            self.error(
+                catalog.option_positions["catalog-type"],
+                "unsupported-option",
+                f"Catalog '{name}' (delta-catalog): 'catalog-type' = '{catalog.options['catalog-type']}' is not "
+                "supported; only 'in-memory' (its tables are declared in the file, with 'connector' = 'delta').",
+            )
+            return
         catalog.kind = kind
         catalog.databases.add(catalog.options.get("default-database", "default"))
         self.catalogs[name.lower()] = catalog
 
     @staticmethod
     def _table_options(kind: str) -> tuple[str, ...]:
-        return _ICEBERG_TABLE_OPTIONS if kind == "iceberg" else ()
+        return {"iceberg": _ICEBERG_TABLE_OPTIONS, "delta-catalog": ("catalog-type",)}.get(kind, ())
 
     def _catalog(self, name: str | None, where: Position) -> DeclaredCatalog | None:
         found = self.catalogs.get((name or self.current).lower())
