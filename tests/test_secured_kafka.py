@@ -259,6 +259,38 @@ def test_a_wrong_password_fails_saying_authentication_failed(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    ("properties", "protocol"),
+    [
+        ({"security.protocol": "SSL"}, "SSL"),
+        ({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.jaas.config": jaas("PLAIN")},
+         "SASL_PLAINTEXT"),
+    ],
+    ids=["tls", "sasl"],
+)
+def test_a_protocol_the_listener_does_not_speak_fails_naming_the_protocol_option(
+    properties: dict[str, str],
+    protocol: str,
+    secured: Secured,
+    spark: SparkSession,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A TLS or SASL client at a PLAINTEXT listener: not a transport failure retried for 'scan.retry-timeout', but
+    an error at once that names 'properties.security.protocol'."""
+    names = topics(secured, f"protocol-{protocol.lower()}", count=0)
+    sql = pipeline(tmp_path / "copy.sql", properties)
+
+    result = run(capsys, sql, tmp_path / "cp", brokers=secured.plaintext, **names)
+
+    assert result.code == 1
+    message = failure(result.err)
+    expected = f"The listener at {secured.plaintext} does not speak 'properties.security.protocol' = '{protocol}'"
+    assert expected in message, message
+    assert "transport failure" not in message
+
+
+@pytest.mark.slow
 def test_a_broker_certificate_from_an_untrusted_ca_fails_saying_which_check_failed(
     secured: Secured, spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -89,11 +89,17 @@ def retrying(
         return result
 
 
+# librdkafka's words for a TLS client at a PLAINTEXT listener (a transport error, though no retry can help).
+_TLS_AT_PLAINTEXT = "connecting to a PLAINTEXT broker listener?"
+
+
 def is_refusal(error: KafkaError) -> bool:
     """A failed SASL authentication or TLS handshake; with TLS 1.3 a broker's alert about the client's certificate
-    arrives after the handshake, as a transport error."""
+    arrives after the handshake, as a transport error, and so does a TLS client's handshake with a PLAINTEXT
+    listener."""
+    text = error.str()
     return error.code() in (KafkaError._AUTHENTICATION, KafkaError._SSL) or (
-        error.code() == KafkaError._TRANSPORT and "SSL alert number" in error.str()
+        error.code() == KafkaError._TRANSPORT and ("SSL alert number" in text or _TLS_AT_PLAINTEXT in text)
     )
 
 
@@ -101,6 +107,11 @@ def refusal(error: KafkaError, properties: Mapping[str, str], servers: str) -> s
     """What a broker's refusal (a failed SASL authentication or TLS handshake) means, in the options' terms."""
     text = re.sub(r"^\w+://\S+: ", "", error.str())  # librdkafka's "sasl_ssl://host:port/bootstrap: "
     text = re.sub(r", verify that ssl\.ca\.location is correctly configured.*?package\)", "", text)
+    protocol = properties.get("security.protocol", "PLAINTEXT").upper()
+    if _TLS_AT_PLAINTEXT in text or (error.code() == KafkaError._AUTHENTICATION and "supported mechanisms:  " in text):
+        return (f"The listener at {servers} does not speak 'properties.security.protocol' = '{protocol}': "
+                f"{text}. It is a PLAINTEXT{'' if 'SSL' in protocol else ' or SSL'} listener; set the protocol "
+                "its port serves (PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL).")
     if error.code() != KafkaError._AUTHENTICATION:
         hint = "Check 'properties.ssl.*'"
         if "certificate verify failed" in text:
