@@ -51,7 +51,7 @@ def snapshot() -> dict[int, Proc]:
     return procs
 
 
-def _high_water_mark(pid: int) -> int:
+def high_water_mark(pid: int) -> int:
     """Peak RSS of a process so far, in bytes (0 if it is gone)."""
     try:
         with open(f"/proc/{pid}/status") as handle:
@@ -146,7 +146,7 @@ class Monitor:
                 continue  # an idle worker's housekeeping: its memory is not this run's
             if name == "python-worker":
                 self.usage.peak_worker_rss = max(self.usage.peak_worker_rss, self._peak[pid])
-                self.usage.worker_hwm = max(self.usage.worker_hwm, _high_water_mark(pid))
+                self.usage.worker_hwm = max(self.usage.worker_hwm, high_water_mark(pid))
         self.usage.cpu = cpu
 
     def _run(self) -> None:
