@@ -38,6 +38,7 @@ class IcebergTable:
     def __init__(self, output: str) -> None:
         lines = [line.split("\t") for line in output.splitlines()]
         self.spec = next(line[1] for line in lines if line[0] == "spec")
+        self.identifier = next(line[1] for line in lines if line[0] == "identifier")
         self.snapshots = [(line[1], line[2]) for line in lines if line[0] == "snapshot"]
         self.rows = sorted(tuple(line[1:]) for line in lines if line[0] == "row")
 
@@ -115,6 +116,7 @@ def test_a_group_by_lands_as_flinks_final_table_upserted_by_primary_key(
     assert second.code == 0, second.err
     table = read_iceberg(tmp_path / "lake", "shop", "totals")
     assert table.rows == [("ann", "2", "11.75"), ("bob", "2", "5.00"), ("cid", "1", "null")]
+    assert table.identifier == "[customer]"  # the PRIMARY KEY, as Flink creates the table
     # the second run's batch (ids go on from the checkpoint): bob's new row after the delete of his old one
     assert table.snapshots[:2] == [("append", "1"), ("overwrite", "1")]
     assert table.snapshots[-1] == ("append", "0")  # the first run's batch 0: no key to delete yet
@@ -164,6 +166,29 @@ def test_tables_created_in_an_iceberg_catalog_are_its_iceberg_tables(
     assert log.rows == [("1", "ann"), ("2", "bob"), ("3", "ann"), ("4", "cid")]
     assert "customer: identity" in log.spec
     assert read_iceberg(tmp_path / "lake", "shop", "per_customer").rows == [("ann", "2"), ("bob", "1"), ("cid", "1")]
+
+
+def test_a_null_primary_key_never_reaches_the_required_key_column(
+    spark: SparkSession,
+    kafka_bootstrap: str,
+    topic_factory: Callable[..., str],
+    produce: Callable[[str, Sequence[Any]], None],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    topic = _orders(topic_factory, produce)
+    produce(topic, [(None, json.dumps({"id": 6, "amount": 1}).encode(), None, None, None)])  # no customer
+    variables = {
+        "topic": topic, "brokers": kafka_bootstrap, "table": "totals",
+        "columns": "customer STRING, orders BIGINT, total DECIMAL(12, 2), PRIMARY KEY (customer) NOT ENFORCED",
+        "query": "SELECT customer, COUNT(*), SUM(amount) FROM orders GROUP BY customer",
+    }  # fmt: skip
+
+    result = _run(capsys, tmp_path, variables)
+
+    assert result.code != 0
+    # the engine's NOT NULL enforcer (Flink's default), before the batch reaches the table
+    assert "Column 'customer' of table 'lake' is NOT NULL, however, a null value is being written" in result.err
 
 
 UPSERT_PIPELINE = """

@@ -403,8 +403,8 @@ def _monitor(running: list[engine.RunningQuery], options: RunOptions, stop_reque
 _RAISED = re.compile(r"\[USER_RAISED_EXCEPTION\] (.+?)(?: SQLSTATE: \w+)?$", re.MULTILINE)
 # kafka-sql's own errors, as the last line of the Python traceback Spark wraps them in.
 _OWN_ERROR = re.compile(
-    r"^[\w.]*\b(?:KafkaSourceError|DataLossError|KafkaSinkError|PipelineError|JdbcScanError|PythonFunctionError): "
-    r"(.+)$",
+    r"^[\w.]*\b(?:KafkaSourceError|DataLossError|KafkaSinkError|PipelineError|JdbcScanError|PythonFunctionError"
+    r"|DeltaSinkError|IcebergSinkError): (.+)$",
     re.MULTILINE,
 )
 _NOISE = ("An exception was raised by the Python Proxy. Return Message: ", "Traceback (most recent call last):")

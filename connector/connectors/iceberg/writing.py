@@ -109,12 +109,21 @@ class IcebergTarget:
             )
 
     def _schema_and_spec(self, catalog: Any) -> tuple[Any, Any]:
-        """The Iceberg schema of the DDL's columns (with field ids) and its PARTITIONED BY as identity partitions."""
+        """The Iceberg schema of the DDL's columns (with field ids; the PRIMARY KEY as its identifier fields, which
+        are required, as Flink creates them) and its PARTITIONED BY as identity partitions."""
         from pyiceberg.partitioning import PartitionField, PartitionSpec
-        from pyiceberg.schema import assign_fresh_schema_ids
+        from pyiceberg.schema import Schema, assign_fresh_schema_ids
         from pyiceberg.transforms import IdentityTransform
+        from pyiceberg.types import NestedField
 
-        schema = assign_fresh_schema_ids(catalog._convert_schema_if_needed(self.arrow_schema))
+        converted = assign_fresh_schema_ids(catalog._convert_schema_if_needed(self.arrow_schema))
+        keys = {k.lower() for k in self.key}
+        columns = [
+            NestedField(f.field_id, f.name, f.field_type, required=f.required or f.name.lower() in keys, doc=f.doc)
+            for f in converted.fields
+        ]
+        identifiers = [f.field_id for f in columns if f.name.lower() in keys]
+        schema = Schema(*columns, identifier_field_ids=identifiers)
         fields = [
             PartitionField(schema.find_field(p).field_id, 1000 + i, IdentityTransform(), p)
             for i, p in enumerate(self.partitions)
