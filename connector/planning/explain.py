@@ -69,8 +69,8 @@ def explain(pipeline: Pipeline, default_name: str) -> dict[str, Any]:
     queries = []
     for q in plan.queries:
         doc = {**q.to_json(), "spark_sql": mask_sql(q.spark_sql)}
-        for deduplication in doc.get("deduplications", []):
-            deduplication["spark_sql"] = mask_sql(deduplication["spark_sql"])
+        for view in [*doc.get("deduplications", []), *doc.get("over_aggregations", [])]:
+            view["spark_sql"] = mask_sql(view["spark_sql"])
         gate = _gate(pipeline, q)
         if gate is not None:
             doc["quality_gate"] = gate
@@ -154,6 +154,22 @@ def render_text(doc: dict[str, Any]) -> str:
                 f"JOIN the versions of {t['right']} AS {t['right_alias']} ON {keys}, as of {t['left_time']} "
                 f"(versions by {t['right_time']}; rows wait for the watermark)"
             )
+        for o in q.get("over_aggregations", []):
+            lines.append(f"  OVER aggregation view {o['view']} ({_over_words(o)}): {o['spark_sql']}")
         lines.append(f"  spark sql: {q['spark_sql']}")
     lines += doc["warnings"]
     return "\n".join(lines)
+
+
+def _over_words(view: dict[str, Any]) -> str:
+    """An OVER aggregation's frame in words: 'SUM(__over_a0), COUNT(*) per __over_k0 over ROWS 2 PRECEDING ...'."""
+    frame = view["frame"]
+    calls = ", ".join(f"{a['function']}({a['argument'] or '*'}) AS {a['output']}" for a in view["aggregates"])
+    keys = ", ".join(view["keys"]) or "the whole stream"
+    if frame["preceding"] is None:
+        start = "UNBOUNDED"
+    else:
+        start = str(frame["preceding"]) if frame["rows"] else f"INTERVAL '{frame['preceding']}' MILLISECOND"
+    kind = "ROWS" if frame["rows"] else "RANGE"
+    when = "in event-time order once the watermark passes each row" if frame["rowtime"] else "as rows arrive"
+    return f"{calls} per {keys}, {kind} BETWEEN {start} PRECEDING AND CURRENT ROW, {when}"

@@ -28,6 +28,7 @@ from connector.sql.catalog import DELETED_COLUMN, Function, Insert, Pipeline, Ta
 from connector.sql.deduplication import Deduplication
 from connector.sql.intervals import watermark_delay
 from connector.sql.lookups import is_lookup
+from connector.sql.over import OverAggregation
 from connector.sql.retractions import aggregated_changelog, retract
 from connector.sql.rewriting import TranspileError
 from connector.sql.statements import table_option_hints
@@ -78,6 +79,7 @@ class QueryPlan:
     trigger: dict[str, Any]
     deduplications: list[Deduplication] = field(default_factory=list)  # views the SQL reads, defined first
     temporal_joins: list[TemporalJoin] = field(default_factory=list)  # views the SQL reads, defined first
+    over_aggregations: list[OverAggregation] = field(default_factory=list)  # views the SQL reads, defined first
 
     @property
     def bounded(self) -> bool:
@@ -108,6 +110,11 @@ class QueryPlan:
             **(
                 {"temporal_joins": [dataclasses.asdict(t) for t in self.temporal_joins]}
                 if self.temporal_joins
+                else {}
+            ),
+            **(
+                {"over_aggregations": [_over_view(o) for o in self.over_aggregations]}
+                if self.over_aggregations
                 else {}
             ),
         }
@@ -215,7 +222,10 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
     watermarks = {t.name: t.watermark.column for t in pipeline.tables.values() if t.watermark}
     proctimes = {t.name: c for t in pipeline.tables.values() for c in _proctime_columns(t)}
     views: list[tuple[str, str]] = []
+    inlined = _views_to_inline(pipeline)
     for view in pipeline.views.values():
+        if view.name.lower() in inlined:
+            continue
         try:
             views.append((view.name, to_spark_sql(view.query, watermarks=watermarks)))
         except TranspileError as err:
@@ -230,7 +240,7 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
         used_names[sink.name.lower()] = count
         suffix = "" if count == 1 else f"-{count}"
         query_name = f"{name}.{sink.name}{suffix}"
-        query = insert.query.copy()
+        query = _inline_views(insert.query.copy(), pipeline, inlined)
         plans: dict[tuple[str, tuple[tuple[str, str], ...], bool], SourcePlan] = {}
         for ref in query.find_all(exp.Table):
             read = pipeline.table(ref.name)
@@ -293,6 +303,7 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
                 trigger=query_trigger,
                 deduplications=spark.deduplications,
                 temporal_joins=spark.temporal_joins,
+                over_aggregations=spark.over_aggregations,
             )
         )
     for table in pipeline.tables.values():
@@ -314,6 +325,52 @@ def _ranked_view(view: Deduplication) -> dict[str, Any]:
     if view.top is not None:
         found["top"] = dataclasses.asdict(view.top)
     return found
+
+
+def _views_to_inline(pipeline: Pipeline) -> set[str]:
+    """The (lower-cased) views that each INSERT reads as subqueries instead of as Spark views: those the transpiler
+    cuts operators out of (OVER windows: aggregations, Top-N, deduplication; SELECT DISTINCT; temporal joins), which
+    exist per query, and the views that read them."""
+    inlined: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for view in pipeline.views.values():
+            name = view.name.lower()
+            tables = list(view.query.find_all(exp.Table))
+            cut = (
+                view.query.find(exp.Window) is not None
+                or any(s.args.get("distinct") for s in view.query.find_all(exp.Select))
+                or any(t.args.get("version") is not None for t in tables)
+            )
+            if name not in inlined and (cut or any(t.name.lower() in inlined for t in tables)):
+                inlined.add(name)
+                changed = True
+    return inlined
+
+
+def _inline_views(query: exp.Query, pipeline: Pipeline, inlined: set[str]) -> exp.Query:
+    """`query` with each view of `inlined` it reads replaced by the view's query (a subquery under its name)."""
+    for ref in list(query.find_all(exp.Table)):
+        view = pipeline.view(ref.name) if ref.name.lower() in inlined else None
+        if view is None:
+            continue
+        body = _inline_views(view.query.copy(), pipeline, inlined)
+        columns = [exp.to_identifier(c) for c in view.columns or []]
+        alias = exp.TableAlias(this=exp.to_identifier(ref.alias or view.name), columns=columns or None)
+        ref.replace(exp.Subquery(this=body, alias=alias))
+    return query
+
+
+def _over_view(view: OverAggregation) -> dict[str, Any]:
+    """An OVER aggregation's view, for the plan's JSON."""
+    return {
+        "view": view.view,
+        "keys": view.keys,
+        "frame": dataclasses.asdict(view.frame),
+        "aggregates": [dataclasses.asdict(a) for a in view.aggregates],
+        "spark_sql": view.sql,
+    }
 
 
 def _reads_changelog(plans: Mapping[Any, SourcePlan], view: str) -> bool:

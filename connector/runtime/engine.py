@@ -34,6 +34,7 @@ from connector.quality.expectations import has_quality
 from connector.quality.gate import QualityGate
 from connector.quality.provenance import PROVENANCE, provenance_view, with_provenance
 from connector.runtime.normalize import normalize
+from connector.runtime.over import over_aggregation
 from connector.runtime.python_udfs import register_functions
 from connector.runtime.temporal import temporal_join
 from connector.runtime.top_n import top_n
@@ -244,6 +245,8 @@ def start_query(
             else:  # a Top-N: the N first rows per key, what changes emitted with __deleted
                 rows = top_n(rows, deduplication.keys, deduplication.top)
             rows.createOrReplaceTempView(deduplication.view)
+        for over in query.over_aggregations:  # every row with aggregates over the rows before it
+            over_aggregation(spark.sql(over.sql), over).createOrReplaceTempView(over.view)
         frame = _align(spark.sql(sql), query.sink, query.insert.columns, PROVENANCE if gate else ())
     if gate is not None:
         frame = gate.prepare(frame)

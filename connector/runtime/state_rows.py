@@ -29,3 +29,8 @@ def row_columns(
     """The `columns` of `frame` read back from `text` (`row_text` of them), named `names` (default: as they were)."""
     row = F.from_json(text, StructType([frame.schema[c] for c in columns]), _JSON)
     return [row.getField(c).alias(n) for c, n in zip(columns, names or columns, strict=True)]
+
+
+def read_json(text: Column, schema: StructType) -> Column:
+    """A struct of `schema` read from JSON text written as `row_text` writes it (timestamps to the nanosecond)."""
+    return F.from_json(text, schema, _JSON)

@@ -12,7 +12,9 @@ from connector.connectors import registry
 from connector.sql.catalog import Insert, Pipeline, Table
 from connector.sql.expressions import WindowTVF
 from connector.sql.lookups import is_lookup, is_versioned
+from connector.sql.over import has_over, is_grouping_aggregate
 from connector.sql.retractions import aggregated_changelog, retraction_problem
+from connector.sql.rewriting import flink_sql
 from connector.sql.top_n import is_top_n, top_n_key
 
 Report = Callable[[str, str], None]  # (code, message) of an error at the INSERT
@@ -58,9 +60,7 @@ def produces_updates(pipeline: Pipeline, query: exp.Query) -> bool:
     """
     for node in queries_read(pipeline, query):
         for select in node.find_all(exp.Select):
-            aggregated = select.args.get("group") is not None or any(
-                sel.find(exp.AggFunc) is not None for sel in select.selects
-            )
+            aggregated = select.args.get("group") is not None or any(is_grouping_aggregate(s) for s in select.selects)
             if (aggregated and not is_windowed(select)) or is_top_n(select, proctime_columns(pipeline)):
                 return True
     return False
@@ -161,6 +161,27 @@ def changelog_sources(
                 return
     if not writes_changes:
         _upsert_key(pipeline, insert, changelogs, report)
+
+
+def over_input(pipeline: Pipeline, insert: Insert, report: Report) -> None:
+    """Flink's OVER aggregation takes a stream of inserts: over a query that updates its rows (an aggregate outside
+    a window, a Top-N) its planner fails, and so does this."""
+    for query in queries_read(pipeline, insert.query):
+        for select in query.find_all(exp.Select):
+            if not has_over(select):
+                continue
+            from_ = select.args.get("from_")
+            relations = [from_.this] if from_ is not None else []
+            relations += [j.this for j in select.args.get("joins") or []]
+            for relation in relations:
+                if produces_updates(pipeline, exp.select("*").from_(relation.copy())):
+                    report(
+                        "over-input",
+                        "OverAggregate doesn't support consuming update changes: this OVER window reads "
+                        f"{flink_sql(relation)[:80]}, which updates its rows (an aggregate outside a window, or a "
+                        "Top-N). OVER aggregates need a stream of inserts: aggregate over a window TVF first.",
+                    )
+                    return
 
 
 def top_n_sink_key(pipeline: Pipeline, insert: Insert, target: Table, report: Report) -> None:

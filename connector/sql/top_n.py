@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from connector.sql.over import is_grouping_aggregate
 from connector.sql.rewriting import TranspileError
 
 
@@ -36,7 +37,7 @@ def top_n(outer: exp.Select, inner: exp.Select, ranked: exp.Alias, proctimes: Co
     TranspileError for a ranking this cannot run."""
     rank, window = ranked.alias, ranked.this
     if any(
-        s.args.get("group") is not None or any(p.find(exp.AggFunc) for p in s.selects)
+        s.args.get("group") is not None or any(is_grouping_aggregate(p) for p in s.selects)
         for s in inner.find_all(exp.Select)
     ):
         raise TranspileError(

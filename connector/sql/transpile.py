@@ -11,7 +11,8 @@ than renaming:
   the array is taken to hold rows -> `inline(arr)` (a MAP cannot be told apart without types: unnest
   `MAP_ENTRIES(m)` instead); `LEFT JOIN UNNEST(...) ON TRUE` -> `LATERAL VIEW OUTER`.
 * Deduplication (`ROW_NUMBER() OVER (PARTITION BY k ORDER BY proctime) = 1` in a subquery) is cut out into a
-  view the engine defines with `dropDuplicates` (see `connector.sql.deduplication` and `to_spark_query`).
+  view the engine defines with `dropDuplicates` (see `connector.sql.deduplication` and `to_spark_query`);
+  OVER aggregations likewise into a view a stateful operator defines (see `connector.sql.over`).
 * Built-ins whose Spark namesake differs and CASTs to Flink types (see `connector.sql.functions`), plural
   interval units (see `connector.sql.intervals`), 1-based array subscripts, and catalog-qualified table
   names (Spark sees the temporary view registered under the bare table name).
@@ -32,7 +33,9 @@ from connector.sql.deduplication import Deduplication, extract, extract_distinct
 from connector.sql.dialect import Flink
 from connector.sql.functions import spark_cast, spark_function
 from connector.sql.intervals import spark_interval
-from connector.sql.rewriting import TranspileError, call_name, fn
+from connector.sql.over import OverAggregation
+from connector.sql.over import extract as extract_over
+from connector.sql.rewriting import TranspileError, call_name, flink_sql, fn
 from connector.sql.temporal import TemporalJoin
 from connector.sql.temporal import extract as extract_temporal
 from connector.sql.windows import rewrite_group_windows, rewrite_window_tvfs
@@ -45,6 +48,7 @@ class SparkQuery:
     sql: str
     deduplications: list[Deduplication] = field(default_factory=list)
     temporal_joins: list[TemporalJoin] = field(default_factory=list)
+    over_aggregations: list[OverAggregation] = field(default_factory=list)
 
 
 def to_spark_query(
@@ -63,7 +67,7 @@ def to_spark_query(
     stream-static joins."""
     rewriter = _Rewriter(_lower(watermarks), streaming, _lower(proctimes), {name.lower() for name in lookups})
     sql = rewriter.query(query, owned=owned).sql(dialect="spark", copy=False)  # the rewritten tree is ours
-    return SparkQuery(sql, rewriter.deduplications, rewriter.temporal_joins)
+    return SparkQuery(sql, rewriter.deduplications, rewriter.temporal_joins, rewriter.over_aggregations)
 
 
 def to_spark_sql(query: exp.Query, *, watermarks: Mapping[str, str] | None = None, streaming: bool = True) -> str:
@@ -76,8 +80,9 @@ def transpile(query: exp.Query, *, watermarks: Mapping[str, str] | None = None, 
 
     `watermarks` maps a table or view name to its watermarked (rowtime) column, as registered for Spark;
     windows over a named relation must then use that column, as Flink requires a time attribute.
-    `streaming` rejects what Spark Structured Streaming cannot run (OVER windows, DISTINCT aggregates other
-    than COUNT) and rewrites COUNT(DISTINCT x), which Spark streams only as size(collect_set(x)).
+    `streaming` rejects what Spark Structured Streaming cannot run (OVER windows outside an OVER aggregation,
+    Top-N or deduplication, DISTINCT aggregates other than COUNT) and rewrites COUNT(DISTINCT x), which Spark
+    streams only as size(collect_set(x)).
     """
     rewriter = _Rewriter(_lower(watermarks), streaming, {})
     return rewriter.query(query)
@@ -113,13 +118,17 @@ class _Rewriter:
         self.proctimes = proctimes
         self.deduplications: list[Deduplication] = []
         self.temporal_joins: list[TemporalJoin] = []
+        self.over_aggregations: list[OverAggregation] = []
         self.flink = Flink()
 
     def query(self, query: exp.Query, owned: bool = False) -> exp.Query:
         tree = query if owned else query.copy()
         found: list[Deduplication] = []
+        overs: list[OverAggregation] = []
         if self.streaming:
             for select in list(tree.find_all(exp.Select)):
+                if any(select.root() is over.select for over in overs):
+                    continue  # cut out into an OVER aggregation's view: transpiled on its own below
                 temporal = extract_temporal(select, self.watermarks, len(self.temporal_joins) + 1)
                 if temporal is not None:
                     self.temporal_joins.append(temporal)
@@ -127,7 +136,14 @@ class _Rewriter:
                 deduplication = extract(select, self.proctimes, number) or extract_distinct(select, number)
                 if deduplication is not None:
                     found.append(deduplication)
+                number = len(self.over_aggregations) + len(overs) + 1
+                over = extract_over(select, self.watermarks, self.proctimes, number)
+                if over is not None:
+                    overs.append(over)
         self.reject_unsupported(tree)
+        for over in overs:
+            over.sql = self.query(over.select).sql(dialect="spark", copy=False)
+        self.over_aggregations.extend(overs)
         for deduplication in found:
             deduplication.sql = self.query(deduplication.select).sql(dialect="spark", copy=False)
         self.deduplications.extend(found)
@@ -180,9 +196,9 @@ class _Rewriter:
                 raise TranspileError("MATCH_RECOGNIZE is not supported by Spark SQL.", node)
             if self.streaming and isinstance(node, exp.Window):
                 raise TranspileError(
-                    "OVER windows (ROW_NUMBER/RANK/aggregates OVER, as in Flink Top-N, deduplication and over "
-                    "aggregation) are not supported by Spark Structured Streaming; use a windowed GROUP BY "
-                    "instead.",
+                    f"{flink_sql(node.this)} OVER a window is not supported here: COUNT, SUM, AVG, MIN and MAX are "
+                    "(an OVER aggregation in a SELECT list), and ROW_NUMBER in a Top-N or deduplication "
+                    "(SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (...) AS rn FROM t) WHERE rn <= N).",
                     node,
                 )
             if (

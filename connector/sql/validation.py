@@ -409,6 +409,7 @@ class _Checker:
         report = functools.partial(self.error, insert.position)
         changes.changelog_sources(self.pipeline, insert, changelogs, writes_changes, report)
         changes.top_n_sink_key(self.pipeline, insert, target, report)
+        changes.over_input(self.pipeline, insert, report)
         for ref in insert.query.find_all(exp.Table):
             problem = lookup_problem(self.pipeline, ref) if is_lookup(ref, self.pipeline) else None
             if is_versioned(ref, self.pipeline):
