@@ -291,6 +291,32 @@ def test_a_protocol_the_listener_does_not_speak_fails_naming_the_protocol_option
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(("listener", "expects"), [("sasl", "SASL"), ("sasl_ssl", "TLS")])
+def test_a_plaintext_client_at_a_secured_listener_fails_naming_the_protocol_option(
+    listener: str,
+    expects: str,
+    secured: Secured,
+    spark: SparkSession,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A client without TLS or SASL at a listener that expects them: the listener closes each connection at the
+    first request, which is no outage to retry for 'scan.retry-timeout' but an error that names the option."""
+    names = topics(secured, f"plain-at-{listener}", count=0)
+    sql = pipeline(tmp_path / "copy.sql", {})
+    address = getattr(secured, listener)
+
+    result = run(capsys, sql, tmp_path / "cp", brokers=address, **names)
+
+    assert result.code == 1
+    message = failure(result.err)
+    expected = f"The listener at {address} closed each of 5 connections at the client's first request: it expects "
+    assert f"{expected}{expects}" in message, message
+    assert "not 'properties.security.protocol' = 'PLAINTEXT'" in message
+    assert "transport failure" not in message
+
+
+@pytest.mark.slow
 def test_a_broker_certificate_from_an_untrusted_ca_fails_saying_which_check_failed(
     secured: Secured, spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -24,7 +24,7 @@ class ProduceError(Exception):
 def _topics(bootstrap: str, client: Mapping[str, str]) -> set[str]:
     """The broker's topics; a refused authentication or TLS handshake ends the wait at once, saying what failed."""
     refusals = Refusals(client, bootstrap)
-    admin = AdminClient(logged({**client, "bootstrap.servers": bootstrap, "error_cb": refusals}))
+    admin = AdminClient(refusals.client_config({**client, "bootstrap.servers": bootstrap}))
     try:
         return set(refusals.list_topics(admin, METADATA_TIMEOUT_SECONDS).topics)
     except Refused as refused:

@@ -19,7 +19,6 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, ClusterMetadata, OffsetSpec, TopicMetadata
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows, ReadMinRows
 
-from connector.connectors.kafka.client_log import logged
 from connector.connectors.kafka.commit import CommitMode, OffsetCommitter, commit_mode
 from connector.connectors.kafka.errors import KafkaSourceError
 from connector.connectors.kafka.offsets import (
@@ -382,7 +381,7 @@ class Planner:
                     if key not in CONSUMER_ONLY_PROPERTIES
                 },
             }
-            self._admin = AdminClient(logged({**config, "error_cb": self._refusals}))
+            self._admin = AdminClient(self._refusals.client_config(config))
         return self._admin
 
 

@@ -13,10 +13,12 @@ import logging
 import re
 import time
 from collections.abc import Callable, Mapping
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, ClusterMetadata
+
+from connector.connectors.kafka.client_log import LOGGER
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +131,14 @@ def refusal(error: KafkaError, properties: Mapping[str, str], servers: str) -> s
             "('properties.security.protocol', 'properties.sasl.*').")
 
 
+# A client whose protocol lacks what the listener expects: a TLS listener closes a client without TLS at its first
+# request (librdkafka's state APIVERSION_QUERY); a SASL listener closes a client without SASL at its first request
+# after ApiVersions (state UP). A broker going down closes each connection once and then refuses new ones, so
+# this many closes in a row, with nothing else failing between them, are the protocol, not an outage.
+_CLOSED_AT_REQUEST = re.compile(r"connection closed by peer: receive 0 after POLLIN \(after \d+ms in state (\w+)\)")
+PROTOCOL_MISMATCH_CLOSES = 5
+
+
 class Refused(Exception):
     """The broker refused the client; the message says what failed (`refusal`)."""
 
@@ -141,10 +151,37 @@ class Refusals:
     def __init__(self, properties: Mapping[str, str], servers: str) -> None:
         self.properties, self.servers = properties, servers
         self.message: str | None = None
+        self._closes = 0  # connections the listener closed at a request, in a row (`log`)
 
     def __call__(self, error: KafkaError) -> None:
         if self.message is None and is_refusal(error):
             self.message = refusal(error, self.properties, self.servers)
+
+    def client_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        """`config` for a client whose errors and log this watches (its log still goes to `client_log.LOGGER`)."""
+        return {**config, "error_cb": self, "logger": self}
+
+    def log(self, level: int, text: str, *args: Any) -> None:
+        """librdkafka's log line (the client's `logger`): passed on, and watched for a listener that closes every
+        connection at its first request because the client does not speak its protocol."""
+        LOGGER.log(level, text, *args)
+        line = text % args if args else text
+        if "Disconnected" not in line and "failed" not in line.lower():
+            return
+        closed = _CLOSED_AT_REQUEST.search(line)
+        protocol = self.properties.get("security.protocol", "PLAINTEXT").upper()
+        expects = None
+        if closed is not None and closed.group(1) == "APIVERSION_QUERY" and "SSL" not in protocol:
+            expects = "TLS (SSL or SASL_SSL)"
+        elif closed is not None and closed.group(1) == "UP" and "SASL" not in protocol:
+            expects = "SASL (SASL_PLAINTEXT or SASL_SSL)"
+        self._closes = self._closes + 1 if expects else 0
+        if expects and self._closes >= PROTOCOL_MISMATCH_CLOSES and self.message is None:
+            self.message = (
+                f"The listener at {self.servers} closed each of {self._closes} connections at the client's first "
+                f"request: it expects {expects}, not 'properties.security.protocol' = '{protocol}'. Set the protocol "
+                "its port serves (PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL) with the options that go with it."
+            )
 
     def list_topics(self, client: _Client, timeout: float, topic: str | None = None) -> ClusterMetadata:
         """`client.list_topics`, asked in slices; Refused as soon as the broker refused the client."""

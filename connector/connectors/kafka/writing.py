@@ -15,7 +15,6 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from connector.connectors.kafka.client_log import logged
 from connector.connectors.kafka.retries import Refusals, Refused
 from connector.connectors.kafka.sink import (
     BATCH_ID_OPTION,
@@ -116,7 +115,7 @@ class KafkaBatch:
         settings = SinkSettings.from_options(self.options)
         bootstrap = str(settings.producer_config.get("bootstrap.servers"))
         refusals = Refusals({k: str(v) for k, v in settings.producer_config.items()}, bootstrap)
-        producer = Producer(logged({**settings.producer_config, "error_cb": refusals}))
+        producer = Producer(refusals.client_config(settings.producer_config))
         for topic in settings.topics:
             try:
                 found = refusals.list_topics(producer, REQUEST_TIMEOUT_SECONDS, topic).topics.get(topic)
