@@ -69,7 +69,8 @@ def explain(pipeline: Pipeline, default_name: str) -> dict[str, Any]:
     queries = []
     for q in plan.queries:
         doc = {**q.to_json(), "spark_sql": mask_sql(q.spark_sql)}
-        for view in [*doc.get("deduplications", []), *doc.get("over_aggregations", [])]:
+        cut_out = ("deduplications", "over_aggregations", "changelog_aggregations")
+        for view in [v for key in cut_out for v in doc.get(key, [])]:
             view["spark_sql"] = mask_sql(view["spark_sql"])
         gate = _gate(pipeline, q)
         if gate is not None:
@@ -154,6 +155,11 @@ def render_text(doc: dict[str, Any]) -> str:
                 f"JOIN the versions of {t['right']} AS {t['right_alias']} ON {keys}, as of {t['left_time']} "
                 f"(versions by {t['right_time']}; rows wait for the watermark)"
             )
+        for a in q.get("changelog_aggregations", []):
+            calls = ", ".join(f"{c['function']}({c['argument'] or '*'}) AS {c['output']}" for c in a["aggregates"])
+            keys = ", ".join(a["keys"]) or "the whole stream"
+            changes = f"{calls} per {keys}, each change with its retraction"
+            lines.append(f"  changelog GROUP BY view {a['view']} ({changes}): {a['spark_sql']}")
         for o in q.get("over_aggregations", []):
             lines.append(f"  OVER aggregation view {o['view']} ({_over_words(o)}): {o['spark_sql']}")
         lines.append(f"  spark sql: {q['spark_sql']}")

@@ -25,6 +25,7 @@ from connector.options.types import parse_duration
 from connector.secrets import mask_options
 from connector.sql import changes
 from connector.sql.catalog import DELETED_COLUMN, Function, Insert, Pipeline, Table
+from connector.sql.changelog_aggregation import ChangelogAggregation
 from connector.sql.deduplication import Deduplication
 from connector.sql.intervals import watermark_delay
 from connector.sql.lookups import is_lookup
@@ -80,6 +81,7 @@ class QueryPlan:
     deduplications: list[Deduplication] = field(default_factory=list)  # views the SQL reads, defined first
     temporal_joins: list[TemporalJoin] = field(default_factory=list)  # views the SQL reads, defined first
     over_aggregations: list[OverAggregation] = field(default_factory=list)  # views the SQL reads, defined first
+    changelog_aggregations: list[ChangelogAggregation] = field(default_factory=list)  # likewise
 
     @property
     def bounded(self) -> bool:
@@ -110,6 +112,11 @@ class QueryPlan:
             **(
                 {"temporal_joins": [dataclasses.asdict(t) for t in self.temporal_joins]}
                 if self.temporal_joins
+                else {}
+            ),
+            **(
+                {"changelog_aggregations": [_aggregation_view(a) for a in self.changelog_aggregations]}
+                if self.changelog_aggregations
                 else {}
             ),
             **(
@@ -280,15 +287,20 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
             query = query.select(exp.column(DELETED_COLUMN), copy=False)
         query_proctimes = dict(proctimes)
         query_proctimes.update((p.view, c) for p in plans.values() for c in _proctime_columns(p.table))
+        updating = changes.produces_updates(pipeline, insert.query)
         try:
             lookups = [p.view for p in plans.values() if p.lookup]
             spark = to_spark_query(
-                query, watermarks=query_watermarks, proctimes=query_proctimes, owned=True, lookups=lookups
+                query,
+                watermarks=query_watermarks,
+                proctimes=query_proctimes,
+                owned=True,
+                lookups=lookups,
+                changelog=updating and registry.writes_changelog(sink),
             )
         except TranspileError as err:
             diagnostics.append(Diagnostic.at(insert.position, "unsupported", err.message))
             continue
-        updating = changes.produces_updates(pipeline, insert.query)
         query_trigger = {"availableNow": True} if all(p.bounded for p in plans.values()) else trigger
         queries.append(
             QueryPlan(
@@ -298,12 +310,18 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
                 sink=sink,
                 sources=list(plans.values()),
                 spark_sql=spark.sql,
-                # A Top-N's operator emits its changes as rows (and __deleted): appended, as Spark requires of it.
-                output_mode="update" if updating and not any(d.top for d in spark.deduplications) else "append",
+                # A Top-N's or a changelog GROUP BY's operator emits its changes as rows (and __deleted): appended,
+                # as Spark requires of it.
+                output_mode=(
+                    "update"
+                    if updating and not any(d.top for d in spark.deduplications) and not spark.changelog_aggregations
+                    else "append"
+                ),
                 trigger=query_trigger,
                 deduplications=spark.deduplications,
                 temporal_joins=spark.temporal_joins,
                 over_aggregations=spark.over_aggregations,
+                changelog_aggregations=spark.changelog_aggregations,
             )
         )
     for table in pipeline.tables.values():
@@ -360,6 +378,12 @@ def _inline_views(query: exp.Query, pipeline: Pipeline, inlined: set[str]) -> ex
         alias = exp.TableAlias(this=exp.to_identifier(ref.alias or view.name), columns=columns or None)
         ref.replace(exp.Subquery(this=body, alias=alias))
     return query
+
+
+def _aggregation_view(view: ChangelogAggregation) -> dict[str, Any]:
+    """A changelog GROUP BY's view, for the plan's JSON."""
+    aggregates = [dataclasses.asdict(a) for a in view.aggregates]
+    return {"view": view.view, "keys": view.keys, "aggregates": aggregates, "spark_sql": view.sql}
 
 
 def _over_view(view: OverAggregation) -> dict[str, Any]:

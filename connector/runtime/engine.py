@@ -33,6 +33,7 @@ from connector.quality import gate as quality_gate
 from connector.quality.expectations import has_quality
 from connector.quality.gate import QualityGate
 from connector.quality.provenance import PROVENANCE, provenance_view, with_provenance
+from connector.runtime.changelog_aggregation import changelog_aggregation
 from connector.runtime.normalize import normalize
 from connector.runtime.over import over_aggregation
 from connector.runtime.python_udfs import register_functions
@@ -247,6 +248,8 @@ def start_query(
             rows.createOrReplaceTempView(deduplication.view)
         for over in query.over_aggregations:  # every row with aggregates over the rows before it
             over_aggregation(spark.sql(over.sql), over).createOrReplaceTempView(over.view)
+        for aggregation in query.changelog_aggregations:  # a GROUP BY's changes with their retractions
+            changelog_aggregation(spark.sql(aggregation.sql), aggregation).createOrReplaceTempView(aggregation.view)
         frame = _align(spark.sql(sql), query.sink, query.insert.columns, PROVENANCE if gate else ())
     if gate is not None:
         frame = gate.prepare(frame)

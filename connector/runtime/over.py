@@ -10,9 +10,7 @@ before the row's time, the row's peers (same time) included, so peers share thei
 running totals; bounded ones also keep the rows they cover, retracting those that leave before adding new ones,
 as Flink does (so DOUBLE sums round as Flink's).
 
-Results have Flink's types and arithmetic: COUNT is BIGINT; SUM of an integer type keeps the type and wraps on
-overflow, of DECIMAL(p, s) is DECIMAL(38, s); AVG of an integer type truncates toward zero in that type, of
-DECIMAL(p, s) is DECIMAL(38, max(6, s)) rounded half up; MIN and MAX keep the argument's type.
+Results have Flink's types and arithmetic (`connector.runtime.accumulators`).
 """
 
 from __future__ import annotations
@@ -21,8 +19,7 @@ import functools
 import json
 import pickle
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal, localcontext
+from decimal import Decimal, localcontext
 from typing import Any
 
 import pandas as pd
@@ -31,19 +28,12 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 from pyspark.sql.types import (
     BinaryType,
-    ByteType,
-    DataType,
-    DecimalType,
-    DoubleType,
-    FloatType,
-    IntegerType,
-    LongType,
-    ShortType,
     StringType,
     StructField,
     StructType,
 )
 
+from connector.runtime.accumulators import Accumulator, Aggregate, result_type, results_json, typed
 from connector.runtime.state_rows import ROW, read_json, row_columns, row_text
 from connector.sql.over import TIME, Frame, OverAggregation
 
@@ -52,27 +42,12 @@ _ARGS = "__over_args"
 _RESULTS = "__over_results"
 _EVENTS = StructType([StructField(ROW, StringType()), StructField(_RESULTS, StringType())])
 _STATE = StructType([StructField("state", BinaryType())])
-_BITS: dict[type[DataType], int] = {ByteType: 8, ShortType: 16, IntegerType: 32, LongType: 64}
-
-
-class OverAggregationError(Exception):
-    """An OVER aggregate this cannot compute (e.g. SUM of a STRING)."""
-
-
-@dataclass(frozen=True)
-class _Aggregate:
-    function: str
-    argument: str | None
-    output: str
-    bits: int | None = None  # an integer argument's width
-    scale: int | None = None  # a DECIMAL result's scale
-    floating: bool = False  # a FLOAT or DOUBLE argument
 
 
 def over_aggregation(frame: DataFrame, over: OverAggregation) -> DataFrame:
     """The rows of `frame` (an append-only stream: the OVER aggregation's view query), each with its aggregates."""
-    aggregates = [_typed(frame, a.function, a.argument, a.output) for a in over.aggregates]
-    results = StructType([StructField(a.output, _result_type(frame, a)) for a in aggregates])
+    aggregates = [typed(frame, a.function, a.argument, a.output) for a in over.aggregates]
+    results = StructType([StructField(a.output, result_type(frame, a)) for a in aggregates])
     keys = [F.col(f"`{k}`") for k in over.keys] or [F.lit(0)]  # no PARTITION BY: one key
     arguments = [a.argument for a in aggregates if a.argument is not None]
     records = frame.where(F.col(f"`{TIME}`").isNotNull()).select(
@@ -94,111 +69,12 @@ def over_aggregation(frame: DataFrame, over: OverAggregation) -> DataFrame:
     )
 
 
-def _typed(frame: DataFrame, function: str, argument: str | None, output: str) -> _Aggregate:
-    if argument is None:
-        return _Aggregate(function, None, output)
-    kind = frame.schema[argument].dataType
-    bits = _BITS.get(type(kind))
-    scale = kind.scale if isinstance(kind, DecimalType) else None
-    if function == "AVG" and scale is not None:
-        scale = max(6, scale)
-    floating = isinstance(kind, FloatType | DoubleType)
-    if function in ("SUM", "AVG") and bits is None and scale is None and not floating:
-        raise OverAggregationError(f"{function} OVER a window needs a numeric argument, not {kind.simpleString()}.")
-    return _Aggregate(function, argument, output, bits, scale, floating)
-
-
-def _result_type(frame: DataFrame, aggregate: _Aggregate) -> DataType:
-    if aggregate.function == "COUNT":
-        return LongType()
-    assert aggregate.argument is not None
-    kind = frame.schema[aggregate.argument].dataType
-    if aggregate.function in ("SUM", "AVG") and aggregate.scale is not None:
-        return DecimalType(38, aggregate.scale)
-    return kind
-
-
-class _Accumulator:
-    """One aggregate's running value: added rows, and for a bounded frame retracted ones (Flink's accumulators with
-    retraction, in Flink's order, so DOUBLE sums round as Flink's do)."""
-
-    def __init__(self, aggregate: _Aggregate) -> None:
-        self.aggregate = aggregate
-        self.rows = 0
-        self.count = 0
-        self.total: Any = 0
-        self.least: Any = None
-        self.most: Any = None
-
-    def _value(self, arguments: dict[str, Any]) -> Any:
-        value = arguments[self.aggregate.argument] if self.aggregate.argument is not None else None
-        return float(value) if value is not None and self.aggregate.floating else value
-
-    def add(self, arguments: dict[str, Any]) -> None:
-        self.rows += 1
-        value = self._value(arguments)
-        if value is None:
-            return
-        self.count += 1
-        if self.aggregate.function in ("SUM", "AVG"):
-            self.total += value
-        self.least = value if self.least is None or value < self.least else self.least
-        self.most = value if self.most is None or value > self.most else self.most
-
-    def retract(self, arguments: dict[str, Any], frame: Sequence[dict[str, Any]]) -> None:
-        """Take out a row that left the frame; `frame`: the rows still in it (MIN and MAX look again)."""
-        self.rows -= 1
-        value = self._value(arguments)
-        if value is None:
-            return
-        self.count -= 1
-        if self.aggregate.function in ("SUM", "AVG"):
-            self.total -= value
-        if self.aggregate.function in ("MIN", "MAX"):
-            values = [v for v in map(self._value, frame) if v is not None]
-            self.least, self.most = (min(values), max(values)) if values else (None, None)
-
-    def result(self) -> Any:
-        function, bits, scale = self.aggregate.function, self.aggregate.bits, self.aggregate.scale
-        if function == "COUNT":
-            return self.rows if self.aggregate.argument is None else self.count
-        if function == "MIN":
-            return self.least
-        if function == "MAX":
-            return self.most
-        if self.count == 0:
-            return None
-        value = self.total
-        if function == "AVG":
-            if bits is not None:
-                value = abs(value) // self.count * (-1 if value < 0 else 1)  # Java's division truncates
-            elif scale is not None:
-                value = Decimal(value) / self.count
-            else:
-                value = value / self.count
-        if bits is not None:
-            half = 1 << (bits - 1)
-            value = (value + half) % (1 << bits) - half  # Java's integer overflow
-        if scale is not None:
-            value = Decimal(value).quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
-        return value
-
-
-def _results(aggregates: Sequence[_Aggregate], accumulators: Sequence[_Accumulator]) -> str:
-    pairs = zip(aggregates, accumulators, strict=True)
-    return "{" + ",".join(f"{json.dumps(a.output)}:{_json(x.result())}" for a, x in pairs) + "}"
-
-
-def _json(value: Any) -> str:
-    return str(value) if isinstance(value, Decimal) else json.dumps(value)
-
-
-def _over(frame: Frame, aggregates: Sequence[_Aggregate], rows: list[Any], kept: dict[str, Any]) -> list[Any]:
+def _over(frame: Frame, aggregates: Sequence[Aggregate], rows: list[Any], kept: dict[str, Any]) -> list[Any]:
     """Each of `rows` (time, arrival, arguments, row), in order, with its results. `kept` carries the key's frame
     from row to row and batch to batch: its accumulators and, for a bounded frame, the (time, arguments) of the
     rows it covers."""
     out = []
-    accumulators: list[_Accumulator] = kept.setdefault("accumulators", [_Accumulator(a) for a in aggregates])
+    accumulators: list[Accumulator] = kept.setdefault("accumulators", [Accumulator(a) for a in aggregates])
     covered: list[tuple[int, dict[str, Any]]] = kept.setdefault("covered", [])
     bounded = frame.preceding is not None
     peers = not frame.rows and (frame.rowtime or bounded)  # Flink's processing-time RANGE UNBOUNDED: row by row
@@ -220,7 +96,7 @@ def _over(frame: Frame, aggregates: Sequence[_Aggregate], rows: list[Any], kept:
                 accumulator.add(arguments)
             if bounded:
                 covered.append((time, arguments))
-        results = _results(aggregates, accumulators)
+        results = results_json(aggregates, accumulators)
         out += [(row, results) for *_, row in group]
     return out
 
@@ -241,7 +117,7 @@ def _groups(rows: list[Any], peers: bool) -> Iterator[list[Any]]:
 
 
 def _aggregate(
-    frame: Frame, aggregates: tuple[_Aggregate, ...], _: Any, chunks: Iterator[pd.DataFrame], state: GroupState
+    frame: Frame, aggregates: tuple[Aggregate, ...], _: Any, chunks: Iterator[pd.DataFrame], state: GroupState
 ) -> Iterator[pd.DataFrame]:
     """One key's new rows (or its timeout): the rows now due, emitted with their aggregates."""
     with localcontext(prec=80):  # DECIMAL(38, s) sums exactly (Python's default keeps 28 digits)
@@ -249,7 +125,7 @@ def _aggregate(
 
 
 def _due(
-    frame: Frame, aggregates: tuple[_Aggregate, ...], chunks: Iterator[pd.DataFrame], state: GroupState
+    frame: Frame, aggregates: tuple[Aggregate, ...], chunks: Iterator[pd.DataFrame], state: GroupState
 ) -> Iterator[pd.DataFrame]:
     saved: dict[str, Any] = pickle.loads(state.get[0]) if state.exists else {"pending": [], "kept": {}, "arrivals": 0}
     watermark = state.getCurrentWatermarkMs() if frame.rowtime else None

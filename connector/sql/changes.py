@@ -10,11 +10,12 @@ from sqlglot import exp
 
 from connector.connectors import registry
 from connector.sql.catalog import Insert, Pipeline, Table
+from connector.sql.changelog_aggregation import extract as extract_aggregation
 from connector.sql.expressions import WindowTVF
 from connector.sql.lookups import is_lookup, is_versioned
 from connector.sql.over import has_over, is_grouping_aggregate
 from connector.sql.retractions import aggregated_changelog, retraction_problem
-from connector.sql.rewriting import flink_sql
+from connector.sql.rewriting import TranspileError, flink_sql
 from connector.sql.top_n import is_top_n, top_n_key
 
 Report = Callable[[str, str], None]  # (code, message) of an error at the INSERT
@@ -161,6 +162,21 @@ def changelog_sources(
                 return
     if not writes_changes:
         _upsert_key(pipeline, insert, changelogs, report)
+
+
+def changelog_problem(query: exp.Query, changelogs: list[Table]) -> str | None:
+    """Why the updates of `query` cannot be written as a changelog format (Flink's retractions of each change),
+    or None: its own GROUP BY of a stream of inserts can (`connector.sql.changelog_aggregation`)."""
+    if changelogs:
+        return f"this query's updates come from the changelog table '{changelogs[0].name}', which is not supported"
+    if not isinstance(query, exp.Select):
+        return "this query's updates carry no old row here"
+    try:
+        if extract_aggregation(query.copy(), 1) is None:
+            return "this query's updates (a Top-N, or an aggregate it reads) carry no old row here"
+    except TranspileError as err:
+        return err.message.rstrip(".")
+    return None
 
 
 def over_input(pipeline: Pipeline, insert: Insert, report: Report) -> None:

@@ -43,7 +43,9 @@ class Frame:
 
 
 @dataclass
-class OverAggregate:
+class AggregateCall:
+    """An aggregate a stateful operator computes (here and in `connector.sql.changelog_aggregation`)."""
+
     function: str  # COUNT, SUM, AVG, MIN or MAX
     argument: str | None  # the view's column aggregated; None for COUNT(*)
     output: str  # the column of the result
@@ -58,7 +60,7 @@ class OverAggregation:
     select: exp.Select
     keys: list[str]
     frame: Frame
-    aggregates: list[OverAggregate] = field(default_factory=list)
+    aggregates: list[AggregateCall] = field(default_factory=list)
     sql: str = ""  # the select as Spark SQL, once transpiled
 
 
@@ -131,7 +133,7 @@ def extract(
             argument = f"__over_a{index}"
             helpers.append(exp.alias_(aggregate.this.copy(), argument, quoted=True))
         output = f"__over_{number}_{index}"
-        found.aggregates.append(OverAggregate(AGGREGATES[type(aggregate)], argument, output))
+        found.aggregates.append(AggregateCall(AGGREGATES[type(aggregate)], argument, output))
         call.replace(exp.column(output, quoted=True))
     read: dict[str, str] = {}
     for column in outer_columns:

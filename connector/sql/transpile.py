@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from connector.sql import python_functions
+from connector.sql.changelog_aggregation import ChangelogAggregation
+from connector.sql.changelog_aggregation import extract as extract_aggregation
 from connector.sql.deduplication import Deduplication, extract, extract_distinct
 from connector.sql.dialect import Flink
 from connector.sql.functions import spark_cast, spark_function
@@ -49,6 +51,7 @@ class SparkQuery:
     deduplications: list[Deduplication] = field(default_factory=list)
     temporal_joins: list[TemporalJoin] = field(default_factory=list)
     over_aggregations: list[OverAggregation] = field(default_factory=list)
+    changelog_aggregations: list[ChangelogAggregation] = field(default_factory=list)
 
 
 def to_spark_query(
@@ -59,15 +62,26 @@ def to_spark_query(
     streaming: bool = True,
     owned: bool = False,
     lookups: Collection[str] = (),
+    changelog: bool = False,
 ) -> SparkQuery:
     """Spark SQL computing what the Flink `query` computes (see `transpile`); `proctimes` maps a table or view
     name to its processing-time attribute, which deduplication orders by. `owned`: the caller made `query` for
     this call and will not use it again, so it is rewritten in place rather than copied first. `lookups` names the
     relations that lookup joins read (`FOR SYSTEM_TIME AS OF`, see `connector.sql.lookups`): static relations of
-    stream-static joins."""
+    stream-static joins. `changelog`: the query's updates are written as a changelog (debezium-json, ...), so its
+    GROUP BY is cut out into an operator that emits Flink's retractions (see `connector.sql.changelog_aggregation`).
+    """
     rewriter = _Rewriter(_lower(watermarks), streaming, _lower(proctimes), {name.lower() for name in lookups})
+    aggregations = []
+    if changelog and isinstance(query, exp.Select):
+        query = query if owned else query.copy()
+        owned = True
+        aggregation = extract_aggregation(query, 1)
+        if aggregation is not None:
+            aggregation.sql = rewriter.query(aggregation.select, owned=True).sql(dialect="spark", copy=False)
+            aggregations.append(aggregation)
     sql = rewriter.query(query, owned=owned).sql(dialect="spark", copy=False)  # the rewritten tree is ours
-    return SparkQuery(sql, rewriter.deduplications, rewriter.temporal_joins, rewriter.over_aggregations)
+    return SparkQuery(sql, rewriter.deduplications, rewriter.temporal_joins, rewriter.over_aggregations, aggregations)
 
 
 def to_spark_sql(query: exp.Query, *, watermarks: Mapping[str, str] | None = None, streaming: bool = True) -> str:

@@ -379,15 +379,15 @@ class _Checker:
             if registry.reads_changelog(t) and t.name.lower() not in versioned_only
         ]
         writes_changes = registry.writes_changelog(target)
-        if writes_changes and changes.produces_updates(self.pipeline, insert.query):
+        unwritable = changes.changelog_problem(insert.query, changelogs) if writes_changes else None
+        if unwritable is not None and changes.produces_updates(self.pipeline, insert.query):
             self.error(
                 insert.position,
                 "insert-changelog",
                 f"Table sink '{target.name}' writes a changelog format, in which Flink writes each update as a "
-                "delete of the old row and an insert of the new one; the updates of this aggregate carry no old row "
-                "here (Spark's update mode). Write the aggregate to a sink that accepts updates "
-                f"({changes.updating_sinks()}); a projection or filter of a changelog, or a query of inserts, can be "
-                "written in this format.",
+                f"delete of the old row and an insert of the new one; {unwritable}. Write it to a sink that accepts "
+                f"updates ({changes.updating_sinks()}); a GROUP BY of a stream of inserts (COUNT, SUM, AVG, MIN, "
+                "MAX), a projection or filter of a changelog, or a query of inserts, can be written in this format.",
             )
         elif not changes.accepts_updates(target) and not writes_changes and changelogs:
             self.error(
@@ -397,7 +397,11 @@ class _Checker:
                 f"changes, which this query reads from the changelog table '{changelogs[0].name}'. Write to a sink "
                 f"that accepts updates: {changes.updating_sinks()}.",
             )
-        elif not changes.accepts_updates(target) and changes.produces_updates(self.pipeline, insert.query):
+        elif (
+            not changes.accepts_updates(target)
+            and not writes_changes
+            and changes.produces_updates(self.pipeline, insert.query)
+        ):
             self.error(
                 insert.position,
                 "insert-changelog",

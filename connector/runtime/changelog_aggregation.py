@@ -1,0 +1,84 @@
+"""The stateful operator of a GROUP BY written as a changelog (`connector.sql.changelog_aggregation`): Flink's
+GroupAggFunction on Spark.
+
+Keyed by the group (`applyInPandasWithState`, the accumulators in the query's checkpoint), rows are added one by
+one in arrival order (in a micro-batch, as Spark hands them over): a group's first row emits its result, a row
+that changes the result emits the old result as a retraction (`__deleted`) and then the new one, a row that
+changes nothing emits nothing, as Flink's group aggregate does without mini-batches. Results have Flink's types
+and arithmetic (`connector.runtime.accumulators`).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import pickle
+from collections.abc import Iterator
+from decimal import Decimal, localcontext
+from typing import Any
+
+import pandas as pd
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
+from pyspark.sql.types import BinaryType, BooleanType, StringType, StructField, StructType
+
+from connector.connectors.reading import DELETED
+from connector.runtime.accumulators import Accumulator, Aggregate, result_type, results_json, typed
+from connector.runtime.state_rows import read_json, row_columns, row_text
+from connector.sql.changelog_aggregation import ChangelogAggregation
+
+_KEYS = "__agg_keys"
+_ARGS = "__agg_args"
+_RESULTS = "__agg_results"
+_EVENTS = StructType(
+    [StructField(_KEYS, StringType()), StructField(_RESULTS, StringType()), StructField(DELETED, BooleanType())]
+)
+_STATE = StructType([StructField("state", BinaryType())])
+
+
+def changelog_aggregation(frame: DataFrame, aggregation: ChangelogAggregation) -> DataFrame:
+    """The changes of the groups of `frame` (an append-only stream: the view query): the key columns, one column per
+    aggregate and `__deleted`."""
+    aggregates = [typed(frame, a.function, a.argument, a.output) for a in aggregation.aggregates]
+    results = StructType([StructField(a.output, result_type(frame, a)) for a in aggregates])
+    keys = [F.col(f"`{k}`") for k in aggregation.keys] or [F.lit(0)]  # a global aggregate: one group
+    arguments = sorted({a.argument for a in aggregates if a.argument is not None})
+    records = frame.select(
+        *[key.alias(f"__key_{i}") for i, key in enumerate(keys)],
+        (row_text(aggregation.keys) if aggregation.keys else F.lit("{}")).alias(_KEYS),
+        (row_text(arguments) if arguments else F.lit("{}")).alias(_ARGS),
+    )
+    emit = functools.partial(_changes, tuple(aggregates))
+    events = records.groupBy(*[f"__key_{i}" for i in range(len(keys))]).applyInPandasWithState(
+        emit, _EVENTS, _STATE, "append", GroupStateTimeout.NoTimeout
+    )
+    computed = read_json(F.col(_RESULTS), results)
+    key_columns = row_columns(F.col(_KEYS), frame, aggregation.keys) if aggregation.keys else []
+    outputs = [computed.getField(a.output).alias(a.output) for a in aggregates]
+    return events.select(*key_columns, *outputs, F.col(DELETED))
+
+
+def _changes(
+    aggregates: tuple[Aggregate, ...], _: Any, chunks: Iterator[pd.DataFrame], state: GroupState
+) -> Iterator[pd.DataFrame]:
+    """One group's new rows, added one by one: the changes of its result."""
+    with localcontext(prec=80):  # DECIMAL(38, s) sums exactly (Python's default keeps 28 digits)
+        accumulators: list[Accumulator] | None = pickle.loads(state.get[0]) if state.exists else None
+        out: list[tuple[str, str, bool]] = []
+        for chunk in chunks:
+            for keys, text in chunk[[_KEYS, _ARGS]].itertuples(index=False):
+                before = results_json(aggregates, accumulators) if accumulators is not None else None
+                if accumulators is None:
+                    accumulators = [Accumulator(a) for a in aggregates]
+                arguments = json.loads(text, parse_float=Decimal)
+                for accumulator in accumulators:
+                    accumulator.add(arguments)
+                after = results_json(aggregates, accumulators)
+                if before is None:
+                    out.append((keys, after, False))
+                elif after != before:
+                    out += [(keys, before, True), (keys, after, False)]
+        if accumulators is not None:
+            state.update((pickle.dumps(accumulators),))
+        yield pd.DataFrame(out, columns=[_KEYS, _RESULTS, DELETED])

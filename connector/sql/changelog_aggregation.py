@@ -1,0 +1,110 @@
+"""A GROUP BY written as a changelog (debezium-json, canal-json, maxwell-json, ...): Flink's GroupAggFunction.
+
+Flink's group aggregate updates its result row by row: a group's first row inserts its result, each later row
+that changes it retracts the old result (UPDATE_BEFORE) and adds the new one (UPDATE_AFTER), and a row that changes
+nothing emits nothing. A changelog format writes each of these as a message (debezium: op d with `before`, op c
+with `after`). Spark's streaming aggregation emits only each group's latest row per micro-batch, with no old row, so
+such a query is cut in two, as for an OVER aggregation: a view computing the group keys and the aggregated
+arguments (`__agg_<n>`), which the engine defines with a stateful operator (`connector.runtime.changelog_aggregation`)
+that emits Flink's changes with `__deleted` marking the retractions, and the query itself, reading the view with
+each aggregate replaced by its column, HAVING as a filter of the changes (an old row passes when its result did).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from connector.sql.catalog import DELETED_COLUMN
+from connector.sql.over import AGGREGATES, AggregateCall, is_grouping_aggregate
+from connector.sql.rewriting import TranspileError, flink_sql
+
+
+@dataclass
+class ChangelogAggregation:
+    """The changes of `aggregates` per group (`keys`, columns of `select`), read by the query as view `view`."""
+
+    view: str
+    select: exp.Select
+    keys: list[str]
+    aggregates: list[AggregateCall] = field(default_factory=list)
+    sql: str = ""  # the select as Spark SQL, once transpiled
+
+
+def extract(select: exp.Select, number: int) -> ChangelogAggregation | None:
+    """Cut the group aggregation out of `select`, which then reads view `__agg_<number>` and selects `__deleted`
+    too; None when `select` does not aggregate. Raises TranspileError for what the operator cannot compute."""
+    group = select.args.get("group")
+    if group is None and not any(is_grouping_aggregate(p) for p in select.selects):
+        return None
+    for inner in select.find_all(exp.Select):
+        if inner is not select and (inner.args.get("group") or any(is_grouping_aggregate(p) for p in inner.selects)):
+            raise TranspileError(
+                "An aggregate over an aggregate cannot be written as a changelog: the inner one updates its rows, "
+                "which the outer one would have to retract.",
+                inner,
+            )
+    if select.args.get("distinct") or select.args.get("order") or select.args.get("limit"):
+        raise TranspileError("A changelog GROUP BY with DISTINCT, ORDER BY or LIMIT is not supported.", select)
+    view = f"__agg_{number}"
+    keys = list(group.expressions) if group is not None else []
+    helpers: list[exp.Expr] = []
+    key_names = []
+    for index, key in enumerate(keys):
+        key_names.append(f"__agg_k{index}")
+        helpers.append(exp.alias_(key.copy(), key_names[-1], quoted=True))
+    found = ChangelogAggregation(view, exp.Select(), key_names)
+    having = select.args.get("having")
+    parts = [*select.selects, *([having] if having is not None else [])]
+    calls = [a for p in parts for a in p.find_all(exp.AggFunc) if a.find_ancestor(exp.Window) is None]
+    for index, call in enumerate(calls):
+        function = AGGREGATES.get(type(call))
+        if function is None or isinstance(call.this, exp.Distinct):
+            raise TranspileError(
+                f"{flink_sql(call)} cannot be written as a changelog here: COUNT, SUM, AVG, MIN and MAX (without "
+                "DISTINCT) can.",
+                call,
+            )
+        argument = None
+        if not isinstance(call.this, exp.Star):
+            argument = f"__agg_a{index}"
+            helpers.append(exp.alias_(call.this.copy(), argument, quoted=True))
+        output = f"__agg_{number}_{index}"
+        found.aggregates.append(AggregateCall(function, argument, output))
+        call.replace(exp.column(output, quoted=True))
+    by_text = {key.sql(): name for key, name in zip(keys, key_names, strict=True)}
+    by_name = {k.name.lower(): n for k, n in zip(keys, key_names, strict=True) if isinstance(k, exp.Column)}
+    for part in [*select.selects, *([having.this] if having is not None else [])]:
+        _replace_keys(part, select, by_text, by_name)
+    inner = exp.Select(expressions=helpers or [exp.alias_(exp.Literal.number(0), "__agg_none", quoted=True)])
+    for clause in ("from_", "joins", "laterals", "where"):
+        moved = select.args.get(clause)
+        if moved is not None:
+            select.set(clause, None)
+            inner.set(clause, moved)
+    found.select = inner
+    select.set("group", None)
+    select.set("having", None)
+    if having is not None:
+        select.set("where", exp.Where(this=having.this))
+    select.select(exp.column(DELETED_COLUMN), copy=False)
+    select.set("from_", exp.From(this=exp.Table(this=exp.to_identifier(view))))
+    return found
+
+
+def _replace_keys(node: exp.Expr, select: exp.Select, by_text: dict[str, str], by_name: dict[str, str]) -> None:
+    """Replace each GROUP BY expression under `node` by the view's key column; any other column is an error."""
+    name = by_text.get(node.sql())
+    if name is None and isinstance(node, exp.Column) and not node.name.startswith("__agg_"):
+        name = by_name.get(node.name.lower())
+        if name is None:
+            raise TranspileError(f"'{flink_sql(node)}' is neither grouped nor aggregated (Flink's rule).", node)
+    if name is None:
+        for child in list(node.iter_expressions()):
+            _replace_keys(child, select, by_text, by_name)
+        return
+    replacement: exp.Expr = exp.column(name, quoted=True)
+    if node.parent is select:  # a projection keeps its name
+        replacement = exp.alias_(replacement, node.output_name or name, quoted=True)
+    node.replace(replacement)
