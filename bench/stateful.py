@@ -1,5 +1,6 @@
 """What the Python stateful operators cost: Top-N, the last row per key, an aggregate over an upsert-kafka source
-(its normalization) and an event-time temporal join, each against a plain projection of the same records.
+(its normalization), an event-time temporal join, OVER aggregations, a GROUP BY written as debezium-json (Flink's
+retractions) and a Top-N over a GROUP BY, each against a plain projection of the same records.
 
     .venv/bin/python bench/stateful.py [--records 200000] [--keys 1000]
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -34,6 +36,8 @@ CREATE TABLE latest (customer STRING, amount DOUBLE, ts BIGINT, et AS TO_TIMESTA
   'connector' = 'upsert-kafka', 'topic' = 'bench-stateful-latest', 'properties.bootstrap.servers' = '{bootstrap}',
   'scan.bounded.mode' = 'latest-offset', 'key.format' = 'json', 'value.format' = 'json');
 CREATE TABLE out (k STRING, n BIGINT, v DOUBLE) WITH ('connector' = 'blackhole');
+CREATE TABLE changes (k STRING, n BIGINT, v DOUBLE) WITH ('connector' = 'kafka', 'topic' = 'bench-stateful-changes',
+  'properties.bootstrap.servers' = '{bootstrap}', 'format' = 'debezium-json');
 """
 QUERIES = {
     "projection": "INSERT INTO out SELECT customer, id, amount FROM src",
@@ -45,6 +49,15 @@ QUERIES = {
     "FROM latest GROUP BY CAST(amount > 500 AS STRING)",
     "temporal join": "INSERT INTO out SELECT s.customer, s.id, s.amount * l.amount FROM src AS s JOIN latest FOR "
     "SYSTEM_TIME AS OF s.et AS l ON s.customer = l.customer",
+    "running SUM OVER (event time)": "INSERT INTO out SELECT customer, id, SUM(amount) OVER (PARTITION BY customer "
+    "ORDER BY et ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) FROM src",
+    "SUM OVER 10 rows (event time)": "INSERT INTO out SELECT customer, id, SUM(amount) OVER (PARTITION BY customer "
+    "ORDER BY et ROWS BETWEEN 9 PRECEDING AND CURRENT ROW) FROM src",
+    "GROUP BY (Spark, blackhole)": "INSERT INTO out SELECT customer, COUNT(*), SUM(amount) FROM src GROUP BY customer",
+    "GROUP BY as debezium-json": "INSERT INTO changes SELECT customer, COUNT(*), SUM(amount) FROM src "
+    "GROUP BY customer",
+    "top-3 over GROUP BY": "INSERT INTO out SELECT customer, rn, total FROM (SELECT *, ROW_NUMBER() OVER (ORDER BY "
+    "total DESC) AS rn FROM (SELECT customer, SUM(amount) AS total FROM src GROUP BY customer)) WHERE rn <= 3",
 }
 
 
@@ -74,11 +87,11 @@ def main() -> None:
     info = broker.start(work / "broker", on_progress=print)
     walls: dict[str, float] = {}
     try:
-        for topic in ("bench-stateful-src", "bench-stateful-latest"):
+        for topic in ("bench-stateful-src", "bench-stateful-latest", "bench-stateful-changes"):
             broker.create_topic(info.bootstrap, topic, partitions=PARTITIONS)
         produce(info.bootstrap, args.records, args.keys)
         for name, query in QUERIES.items():
-            sql = work / f"{name.replace(' ', '_').replace('-', '_')}.sql"
+            sql = work / (re.sub(r"\W+", "_", name).strip("_") + ".sql")
             sql.write_text(SOURCES.format(bootstrap=info.bootstrap) + query + ";\n")
             command = [str(Path(sys.executable).with_name("kafka-sql")), "run", str(sql), "--checkpoint-dir",
                        str(work / f"cp-{sql.stem}")]  # fmt: skip
@@ -92,9 +105,9 @@ def main() -> None:
         broker.stop(work / "broker")
     base = walls["projection"]
     print(f"\n{args.records:,} records ({args.keys:,} keys), {PARTITIONS} partitions, kafka-sql run (local[*])")
-    print(f"{'pipeline':<26}{'wall s':>9}{'records/s':>12}{'vs projection':>15}")
+    print(f"{'pipeline':<32}{'wall s':>9}{'records/s':>12}{'vs projection':>15}")
     for name, wall in walls.items():
-        print(f"{name:<26}{wall:>9.1f}{args.records / wall:>12,.0f}{wall / base:>14.2f}x")
+        print(f"{name:<32}{wall:>9.1f}{args.records / wall:>12,.0f}{wall / base:>14.2f}x")
 
 
 if __name__ == "__main__":

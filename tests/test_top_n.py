@@ -78,16 +78,57 @@ def test_ranks_change_across_runs_as_later_rows_overtake_earlier_ones(
     assert table == {("chess", 1): "eve", ("chess", 2): "ann", ("go", 1): "cy", ("go", 2): "fay"}
 
 
+AGGREGATED = "(SELECT game, player, SUM(points) AS points FROM scores GROUP BY game, player)"
+
+
+def test_ranks_over_a_group_by_follow_its_totals_across_runs(
+    spark: SparkSession,
+    kafka_bootstrap: str,
+    topic_factory: Callable[..., str],
+    produce: Callable[[str, Sequence[Any]], None],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from test_run_e2e import read_topic, run
+
+    scores, best = topic_factory(), topic_factory()
+    path, variables = _write(tmp_path, scores=scores, best=best, brokers=kafka_bootstrap, source=AGGREGATED)
+
+    def score(player: str, game: str, points: int) -> tuple[Any, ...]:
+        return (None, json.dumps({"player": player, "game": game, "points": points}).encode(), None, None, None)
+
+    produce(scores, [score("ann", "chess", 5), score("bob", "chess", 3), score("cy", "go", 1)])
+    assert run(capsys, path, tmp_path / "cp", **variables).code == 0
+    produce(scores, [score("bob", "chess", 4), score("dan", "chess", 1), score("fay", "go", 2)])
+    assert run(capsys, path, tmp_path / "cp", **variables).code == 0
+
+    table: dict[tuple[str, int], str] = {}
+    for record in read_topic(kafka_bootstrap, best):
+        table[(record["game"], record["place"])] = record["player"]
+    # bob's total (3, then 7 in the second run, from the checkpointed sums) overtook ann's 5; dan's 1 stays out.
+    assert table == {("chess", 1): "bob", ("chess", 2): "ann", ("go", 1): "fay", ("go", 2): "cy"}
+
+
 def test_validate_refuses_what_flink_refuses_of_a_top_n(tmp_path: Path) -> None:
     (append,) = _errors(tmp_path, sink="'connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = 'x', "
                         "'format' = 'json'", columns="game STRING, place BIGINT, player STRING")  # fmt: skip
     assert append.startswith("insert-changelog:") and "doesn't support consuming update changes" in append
     (no_rank,) = _errors(tmp_path, selected="game, CAST(NULL AS BIGINT), player")
     assert no_rank.startswith("upsert-key:") and "upsert key: none" in no_rank
-    aggregated = "(SELECT game, player, SUM(points) AS points FROM scores GROUP BY game, player)"
-    (over_aggregate,) = _errors(tmp_path, source=aggregated)
-    assert "Top-N over an aggregate is not supported" in over_aggregate
+    joined = (
+        "(SELECT s.game, s.player, s.points FROM scores s JOIN "
+        "(SELECT game, MAX(points) AS best FROM scores GROUP BY game) b ON s.game = b.game)"
+    )
+    (over_aggregate,) = _errors(tmp_path, source=joined)
+    assert "Top-N over an aggregate is supported with the GROUP BY as the ranked subquery's FROM" in over_aggregate
+    having = "(SELECT game, player, SUM(points) AS points FROM scores GROUP BY game, player HAVING COUNT(*) > 1)"
+    (filtered,) = _errors(tmp_path, source=having)
+    assert "needs the GROUP BY to select its keys and aggregates as they are" in filtered
+    by_player = "(SELECT player, SUM(points) AS points, MAX(game) AS game FROM scores GROUP BY player)"
+    (partitioned,) = _errors(tmp_path, source=by_player)  # PARTITION BY game, not a key of the GROUP BY
+    assert "PARTITIONED BY keys of the GROUP BY" in partitioned
     assert _errors(tmp_path) == []
+    assert _errors(tmp_path, source=AGGREGATED) == []
 
 
 def test_validate_takes_a_deduplication_that_updates_its_key_as_updating(tmp_path: Path) -> None:

@@ -144,6 +144,10 @@ def render_text(doc: dict[str, Any]) -> str:
                 top = d["top"]
                 order = ", ".join(f"{name} {'DESC' if desc else 'ASC'}" for name, desc in top["order"])
                 numbered = f", numbered {top['rank']}" if top["rank_selected"] else ""
+                grouped = d.get("group_by")
+                if grouped is not None:
+                    calls = ", ".join(f"{c['function']}({c['argument'] or '*'})" for c in grouped["aggregates"])
+                    numbered += f", of the groups of GROUP BY {', '.join(grouped['keys'])} with {calls}"
                 lines.append(f"  Top-N view {d['view']} ({top['limit']} first rows per {keys} by {order}{numbered}): "
                              f"{d['spark_sql']}")  # fmt: skip
             else:

@@ -340,8 +340,12 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
 def _ranked_view(view: Deduplication) -> dict[str, Any]:
     """A deduplicated or Top-N view, for the plan's JSON."""
     found: dict[str, Any] = {"view": view.view, "keys": view.keys, "spark_sql": view.sql}
+    if view.aggregation is not None:  # ranked by the operator that aggregates: it reads the GROUP BY's input
+        found["group_by"] = _aggregation_view(view.aggregation)
+        found["spark_sql"] = view.aggregation.sql
     if view.top is not None:
-        found["top"] = dataclasses.asdict(view.top)
+        top = view.top
+        found["top"] = {f.name: getattr(top, f.name) for f in dataclasses.fields(top) if f.name != "aggregated"}
     return found
 
 

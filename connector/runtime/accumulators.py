@@ -10,7 +10,7 @@ DOUBLE sums round as Flink's do.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
@@ -140,9 +140,10 @@ class Accumulator:
 
 def results_json(aggregates: Sequence[Aggregate], accumulators: Sequence[Accumulator]) -> str:
     """The accumulators' results as one JSON object text, keyed by the aggregates' output columns."""
-    pairs = zip(aggregates, accumulators, strict=True)
-    return "{" + ",".join(f"{json.dumps(a.output)}:{_json(x.result())}" for a, x in pairs) + "}"
+    return json_object((a.output, x.result()) for a, x in zip(aggregates, accumulators, strict=True))
 
 
-def _json(value: Any) -> str:
-    return str(value) if isinstance(value, Decimal) else json.dumps(value)
+def json_object(pairs: Iterable[tuple[str, Any]]) -> str:
+    """A JSON object's text, DECIMAL values written as numbers with every digit (as Spark reads them back)."""
+    texts = (f"{json.dumps(k)}:{str(v) if isinstance(v, Decimal) else json.dumps(v)}" for k, v in pairs)
+    return "{" + ",".join(texts) + "}"

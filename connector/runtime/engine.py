@@ -39,6 +39,7 @@ from connector.runtime.over import over_aggregation
 from connector.runtime.python_udfs import register_functions
 from connector.runtime.temporal import temporal_join
 from connector.runtime.top_n import top_n
+from connector.runtime.top_n_aggregation import top_n_of_aggregation
 from connector.sql.catalog import ColumnKind, Pipeline, Table
 from connector.sql.intervals import watermark_delay
 from connector.sql.transpile import to_spark_sql
@@ -240,11 +241,13 @@ def start_query(
                 temporal.view
             )
         for deduplication in query.deduplications:  # Flink's first row per key: Spark's dropDuplicates
-            rows = spark.sql(deduplication.sql)
             if deduplication.top is None:
-                rows = rows.dropDuplicates(deduplication.keys)
+                rows = spark.sql(deduplication.sql).dropDuplicates(deduplication.keys)
+            elif deduplication.aggregation is not None:  # a Top-N of a GROUP BY's rows: one operator does both
+                grouped = spark.sql(deduplication.aggregation.sql)
+                rows = top_n_of_aggregation(grouped, deduplication.aggregation, deduplication.keys, deduplication.top)
             else:  # a Top-N: the N first rows per key, what changes emitted with __deleted
-                rows = top_n(rows, deduplication.keys, deduplication.top)
+                rows = top_n(spark.sql(deduplication.sql), deduplication.keys, deduplication.top)
             rows.createOrReplaceTempView(deduplication.view)
         for over in query.over_aggregations:  # every row with aggregates over the rows before it
             over_aggregation(spark.sql(over.sql), over).createOrReplaceTempView(over.view)

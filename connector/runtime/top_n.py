@@ -54,14 +54,14 @@ def top_n(frame: DataFrame, keys: Sequence[str], top: TopN) -> DataFrame:
     return events.select(*row_columns(F.col(ROW), frame, frame.columns), *rank, F.col(DELETED))
 
 
-def _native(value: Any) -> Any:
+def native(value: Any) -> Any:
     """A value from pandas as a plain comparable Python value; None for a NULL."""
     if value is None or value is pd.NaT or (isinstance(value, float) and np.isnan(value)):
         return None
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _compare(descending: tuple[bool, ...], newest_first: bool, a: tuple[Any, ...], b: tuple[Any, ...]) -> int:
+def compare(descending: tuple[bool, ...], newest_first: bool, a: tuple[Any, ...], b: tuple[Any, ...]) -> int:
     for x, y, desc in zip(a[0], b[0], descending, strict=True):
         if x is None or y is None:
             if x is None and y is None:
@@ -87,22 +87,30 @@ def _ranked(
     entries: list[tuple[Any, ...]] = pickle.loads(state.get[0]) if state.exists else []  # this operator's own state
     arrivals: int = state.get[1] if state.exists else 0
     previous = list(entries)
-    before = [e[1] for e in entries]
     order_columns = [f"__order_{i}" for i in range(len(descending))]
     for chunk in chunks:
         for values in chunk[[*order_columns, ROW]].itertuples(index=False):
-            entries.append((tuple(_native(v) for v in values[:-1]), arrivals, values[-1]))
+            entries.append((tuple(native(v) for v in values[:-1]), arrivals, values[-1]))
             arrivals += 1
-    entries = sorted(entries, key=functools.cmp_to_key(functools.partial(_compare, descending, newest_first)))[:limit]
-    after = [e[1] for e in entries]
-    if rank_selected or limit == 1:  # a Top-1 replaces its key's row: an upsert of it, as Flink's deduplication
-        out: list[tuple[Any, ...]] = [
-            (e[2], i + 1, False) for i, e in enumerate(entries) if i >= len(before) or before[i] != e[1]
-        ]
-    else:
-        left = set(before) - set(after)
-        out = [(row, None, True) for _, arrival, row in previous if arrival in left]
-        out += [(e[2], None, False) for e in entries if e[1] not in set(before)]
+    entries = sorted(entries, key=functools.cmp_to_key(functools.partial(compare, descending, newest_first)))[:limit]
     state.update((pickle.dumps(entries), arrivals))
-    yield pd.DataFrame(out, columns=[ROW, _RANK, DELETED])
+    yield pd.DataFrame(changes(limit, rank_selected, previous, entries), columns=[ROW, _RANK, DELETED])
+
+
+def changes(
+    limit: int, rank_selected: bool, previous: Sequence[tuple[Any, ...]], top: Sequence[tuple[Any, ...]]
+) -> list[tuple[Any, ...]]:
+    """What a key emits when its N first entries (ordering values, arrival number, row) go from `previous` to
+    `top`: (row, rank, deleted) rows. With the rank selected each rank whose row changed is upserted, and a rank no
+    row holds any more deleted; without it, a row that left is deleted and one that entered inserted (a Top-1
+    upserts its key's new row, as Flink's deduplication)."""
+    before = [e[1] for e in previous]
+    if rank_selected or limit == 1:
+        out: list[tuple[Any, ...]] = [
+            (e[2], i + 1, False) for i, e in enumerate(top) if i >= len(before) or before[i] != e[1]
+        ]
+        return out + [(e[2], i + 1, True) for i, e in enumerate(previous) if i >= len(top)]
+    left = set(before) - {e[1] for e in top}
+    out = [(row, None, True) for _, arrival, row in previous if arrival in left]
+    return out + [(e[2], None, False) for e in top if e[1] not in set(before)]
 

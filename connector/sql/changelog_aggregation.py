@@ -30,6 +30,10 @@ class ChangelogAggregation:
     keys: list[str]
     aggregates: list[AggregateCall] = field(default_factory=list)
     sql: str = ""  # the select as Spark SQL, once transpiled
+    # (view column, output name) of each projection that selects a key or an aggregate as it is, in order; `plain`:
+    # every projection does, and there is no HAVING (a Top-N over the GROUP BY ranks these rows itself)
+    outputs: list[tuple[str, str]] = field(default_factory=list)
+    plain: bool = False
 
 
 def extract(select: exp.Select, number: int) -> ChangelogAggregation | None:
@@ -84,6 +88,11 @@ def extract(select: exp.Select, number: int) -> ChangelogAggregation | None:
             select.set(clause, None)
             inner.set(clause, moved)
     found.select = inner
+    for projection in select.selects:
+        column = projection.unalias()
+        if isinstance(column, exp.Column) and column.name.startswith("__agg_"):
+            found.outputs.append((column.name, projection.alias_or_name))
+    found.plain = having is None and len(found.outputs) == len(select.selects)
     select.set("group", None)
     select.set("having", None)
     if having is not None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from connector.sql.catalog import DELETED_COLUMN
+from connector.sql.changelog_aggregation import ChangelogAggregation
 from connector.sql.rewriting import TranspileError
 from connector.sql.top_n import TopN, top_n
 
@@ -30,6 +31,7 @@ class Deduplication:
     keys: list[str]
     sql: str = ""  # the select as Spark SQL, once transpiled
     top: TopN | None = None
+    aggregation: ChangelogAggregation | None = None  # a Top-N over this GROUP BY: ranked by the same operator
 
 
 def extract(outer: exp.Select, proctimes: dict[str, str], number: int) -> Deduplication | None:

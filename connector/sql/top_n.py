@@ -11,7 +11,7 @@ ranked subquery out as a view, as for deduplication, and the engine defines the 
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlglot import exp
 
@@ -29,6 +29,8 @@ class TopN:
     rank: str
     rank_selected: bool
     newest_first: bool = False  # ORDER BY a processing-time attribute DESC: the last rows to arrive
+    # Over a GROUP BY (the ranked subquery's FROM): its select, whose changes (with retractions) are ranked.
+    aggregated: exp.Select | None = field(default=None, repr=False, compare=False)
 
 
 def top_n(outer: exp.Select, inner: exp.Select, ranked: exp.Alias, proctimes: Collection[str] = ()) -> TopN:
@@ -36,13 +38,19 @@ def top_n(outer: exp.Select, inner: exp.Select, ranked: exp.Alias, proctimes: Co
     ordering columns; ordered by a processing-time attribute (one of `proctimes`), rows rank by arrival. Raises
     TranspileError for a ranking this cannot run."""
     rank, window = ranked.alias, ranked.this
-    if any(
-        s.args.get("group") is not None or any(is_grouping_aggregate(p) for p in s.selects)
-        for s in inner.find_all(exp.Select)
-    ):
+    aggregated = _aggregated_input(inner)
+    if aggregated is None and any(_aggregates(s) for s in inner.find_all(exp.Select)):
         raise TranspileError(
-            "Top-N over an aggregate is not supported: its input updates, and Flink retracts ranks for it, which "
-            "Spark Structured Streaming cannot do. Top-N of a stream of inserts is supported.",
+            "Top-N over an aggregate is supported with the GROUP BY as the ranked subquery's FROM (SELECT ..., "
+            "ROW_NUMBER() OVER (...) AS rn FROM (SELECT ... GROUP BY ...)): its changes are then retracted from "
+            "the ranking as Flink does; not an aggregate elsewhere in it.",
+            window,
+        )
+    plain = all(isinstance(p.unalias(), exp.Column | exp.Star) for p in inner.selects if p is not ranked)
+    if aggregated is not None and (not plain or inner.args.get("where") is not None):
+        raise TranspileError(
+            "A Top-N over a GROUP BY ranks the GROUP BY's rows as they are: select its columns (or *) beside the "
+            "rank, with no expressions over them and no WHERE.",
             window,
         )
     where = outer.args.get("where")
@@ -65,7 +73,7 @@ def top_n(outer: exp.Select, inner: exp.Select, ranked: exp.Alias, proctimes: Co
     if len(columns) == 1 and columns[0].name.lower() in {p.lower() for p in proctimes}:
         named = {c.name.lower() for s in outer.selects for c in s.find_all(exp.Column)}
         selected = rank.lower() in named or any(isinstance(s, exp.Star) for s in outer.selects)
-        return TopN(limit, [], rank, selected, newest_first=bool(orderings[0].args.get("desc")))
+        return TopN(limit, [], rank, selected, newest_first=bool(orderings[0].args.get("desc")), aggregated=aggregated)
     names = []
     for index, column in enumerate(columns):
         if "*" in outputs or column.name.lower() in outputs:
@@ -78,7 +86,24 @@ def top_n(outer: exp.Select, inner: exp.Select, ranked: exp.Alias, proctimes: Co
     named = {c.name.lower() for s in outer.selects for c in s.find_all(exp.Column)}
     rank_selected = rank.lower() in named or any(isinstance(s, exp.Star) for s in outer.selects)
     order_by = [(name, bool(o.args.get("desc"))) for name, o in zip(names, orderings, strict=True)]
-    return TopN(limit, order_by, rank, rank_selected)
+    return TopN(limit, order_by, rank, rank_selected, aggregated=aggregated)
+
+
+def _aggregates(select: exp.Select) -> bool:
+    return select.args.get("group") is not None or any(is_grouping_aggregate(p) for p in select.selects)
+
+
+def _aggregated_input(inner: exp.Select) -> exp.Select | None:
+    """The GROUP BY that is the ranked subquery's FROM, when it is the only aggregate in it and reads none."""
+    from_ = inner.args.get("from_")
+    source = from_.this if from_ is not None else None
+    if _aggregates(inner) or inner.args.get("joins") or not isinstance(source, exp.Subquery):
+        return None
+    aggregate = source.this
+    if not isinstance(aggregate, exp.Select) or not _aggregates(aggregate):
+        return None
+    nested = [s for s in aggregate.find_all(exp.Select) if s is not aggregate and _aggregates(s)]
+    return None if nested else aggregate
 
 
 def is_top_n(outer: exp.Select, proctimes: Collection[str] = ()) -> bool:

@@ -72,16 +72,14 @@ def to_spark_query(
     GROUP BY is cut out into an operator that emits Flink's retractions (see `connector.sql.changelog_aggregation`).
     """
     rewriter = _Rewriter(_lower(watermarks), streaming, _lower(proctimes), {name.lower() for name in lookups})
-    aggregations = []
     if changelog and isinstance(query, exp.Select):
         query = query if owned else query.copy()
         owned = True
-        aggregation = extract_aggregation(query, 1)
-        if aggregation is not None:
-            aggregation.sql = rewriter.query(aggregation.select, owned=True).sql(dialect="spark", copy=False)
-            aggregations.append(aggregation)
+        rewriter.changelog_aggregation(query)
     sql = rewriter.query(query, owned=owned).sql(dialect="spark", copy=False)  # the rewritten tree is ours
-    return SparkQuery(sql, rewriter.deduplications, rewriter.temporal_joins, rewriter.over_aggregations, aggregations)
+    return SparkQuery(
+        sql, rewriter.deduplications, rewriter.temporal_joins, rewriter.over_aggregations, rewriter.aggregations
+    )
 
 
 def to_spark_sql(query: exp.Query, *, watermarks: Mapping[str, str] | None = None, streaming: bool = True) -> str:
@@ -133,7 +131,33 @@ class _Rewriter:
         self.deduplications: list[Deduplication] = []
         self.temporal_joins: list[TemporalJoin] = []
         self.over_aggregations: list[OverAggregation] = []
+        self.aggregations: list[ChangelogAggregation] = []
         self.flink = Flink()
+
+    def ranked_aggregation(self, deduplication: Deduplication, select: exp.Select) -> None:
+        """A Top-N over the GROUP BY `select`: one operator aggregates and ranks (Spark runs one per query)."""
+        aggregation = extract_aggregation(select, len(self.aggregations) + 1)
+        assert aggregation is not None  # `select` aggregates (`connector.sql.top_n`)
+        named = {name.lower() for _, name in aggregation.outputs}
+        ranked = [name for name, _ in deduplication.top.order] if deduplication.top is not None else []
+        if not aggregation.plain or not {k.lower() for k in [*deduplication.keys, *ranked]} <= named:
+            raise TranspileError(
+                "A Top-N over a GROUP BY needs the GROUP BY to select its keys and aggregates as they are (no "
+                "expressions over them, no HAVING), with the PARTITION BY and ORDER BY columns among them.",
+                select,
+            )
+        grouped = {n.lower() for c, n in aggregation.outputs if c.startswith("__agg_k")}
+        if not {k.lower() for k in deduplication.keys} <= grouped:
+            raise TranspileError("A Top-N over a GROUP BY must be PARTITIONED BY keys of the GROUP BY.", select)
+        aggregation.sql = self.query(aggregation.select, owned=True).sql(dialect="spark", copy=False)
+        deduplication.aggregation = aggregation
+
+    def changelog_aggregation(self, select: exp.Select) -> None:
+        """Cut the GROUP BY of `select` out into a changelog aggregation's view (when it aggregates)."""
+        aggregation = extract_aggregation(select, len(self.aggregations) + 1)
+        if aggregation is not None:
+            self.aggregations.append(aggregation)
+            aggregation.sql = self.query(aggregation.select, owned=True).sql(dialect="spark", copy=False)
 
     def query(self, query: exp.Query, owned: bool = False) -> exp.Query:
         tree = query if owned else query.copy()
@@ -150,6 +174,8 @@ class _Rewriter:
                 deduplication = extract(select, self.proctimes, number) or extract_distinct(select, number)
                 if deduplication is not None:
                     found.append(deduplication)
+                    if deduplication.top is not None and deduplication.top.aggregated is not None:
+                        self.ranked_aggregation(deduplication, deduplication.top.aggregated)
                 number = len(self.over_aggregations) + len(overs) + 1
                 over = extract_over(select, self.watermarks, self.proctimes, number)
                 if over is not None:
