@@ -106,6 +106,12 @@ def test_processing_time_frames_continue_across_runs_through_a_view(
             "FROM (SELECT user_id, SUM(n) AS n, MAX(pt) AS pt FROM clicks GROUP BY user_id)",
             "OverAggregate doesn't support consuming update changes",
         ),
+        (
+            "SELECT user_id, n, rn, 0 FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY c DESC) AS rn "
+            "FROM (SELECT user_id, n, COUNT(*) OVER (PARTITION BY user_id ORDER BY pt) AS c FROM clicks)) "
+            "WHERE rn <= 2",
+            "needs 2 stateful operators (a Top-N, an OVER aggregation); Spark Structured Streaming runs one per query",
+        ),
     ],
 )
 def test_validate_refuses_what_flink_refuses_of_an_over_window(tmp_path: Path, query: str, words: str) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +34,7 @@ from connector.sql.retractions import aggregated_changelog, retract
 from connector.sql.rewriting import TranspileError
 from connector.sql.statements import table_option_hints
 from connector.sql.temporal import TemporalJoin
-from connector.sql.transpile import to_spark_query, to_spark_sql
+from connector.sql.transpile import SparkQuery, to_spark_query, to_spark_sql
 
 # SET keys with a Spark meaning; every other key is reported once as ignored.
 SPARK_SETTINGS = {
@@ -301,6 +301,18 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
         except TranspileError as err:
             diagnostics.append(Diagnostic.at(insert.position, "unsupported", err.message))
             continue
+        operators = _stateful_operators(spark, plans.values())
+        if len(operators) > 1:
+            diagnostics.append(
+                Diagnostic.at(
+                    insert.position,
+                    "unsupported",
+                    f"This query needs {len(operators)} stateful operators ({', '.join(operators)}); Spark Structured "
+                    "Streaming runs one per query (applyInPandasWithState). Split it: write the first step to a "
+                    "topic and read that in a second INSERT.",
+                )
+            )
+            continue
         query_trigger = {"availableNow": True} if all(p.bounded for p in plans.values()) else trigger
         queries.append(
             QueryPlan(
@@ -382,6 +394,17 @@ def _inline_views(query: exp.Query, pipeline: Pipeline, inlined: set[str]) -> ex
         alias = exp.TableAlias(this=exp.to_identifier(ref.alias or view.name), columns=columns or None)
         ref.replace(exp.Subquery(this=body, alias=alias))
     return query
+
+
+def _stateful_operators(spark: SparkQuery, sources: Iterable[SourcePlan]) -> list[str]:
+    """The Python stateful operators a query runs, in words."""
+    found = [f"the upsert-kafka normalization of '{p.table.name}'" for p in sources
+             if p.retractions and p.table.connector == "upsert-kafka"]  # fmt: skip
+    found += [f"an event-time temporal join of {t.right}" for t in spark.temporal_joins]
+    found += ["a Top-N" if d.aggregation is None else "a Top-N over a GROUP BY" for d in spark.deduplications if d.top]
+    found += ["an OVER aggregation" for _ in spark.over_aggregations]
+    found += ["a GROUP BY written as a changelog" for _ in spark.changelog_aggregations]
+    return found
 
 
 def _aggregation_view(view: ChangelogAggregation) -> dict[str, Any]:
