@@ -5,8 +5,9 @@
 Runs bench/race.py (Kafka source and pipeline against Spark's built-in Kafka connector), bench/race_flink.py (one
 SQL file on real Apache Flink and on kafka-sql; needs Flink's environment, which `make bench` creates),
 bench/formats.py (the same pipeline over JSON, avro and avro-confluent records), bench/stateful.py (Top-N,
-deduplication, an aggregate over upsert-kafka and a temporal join against a projection), bench/table_sinks.py (Delta
-and Iceberg sinks, appended and upserted, against blackhole and Spark's parquet sink),
+deduplication, an aggregate over upsert-kafka, a temporal join, OVER aggregations and changelog GROUP BYs against a
+projection), bench/table_sinks.py (Delta and Iceberg sinks, appended and upserted, against blackhole and Spark's
+parquet sink),
 bench/quality_gate.py (batch time with and without a 10-expectation data-quality gate),
 bench/validate_speed.py (how long `kafka-sql validate` takes on a large file) and bench/validate_scale.py
 (whether validate's time and memory grow linearly, up to a 50 MB file). Exits non-zero if any of them failed.

@@ -187,6 +187,20 @@ def test_a_sasl_mechanism_librdkafka_lacks_is_reported_at_validate() -> None:
     assert "'SCRAM-SHA-1' is not a SASL mechanism" in d.message
 
 
+def test_an_oidc_login_without_its_token_endpoint_is_reported_at_validate() -> None:
+    """OAUTHBEARER with a client id and secret is librdkafka's OpenID Connect client-credentials flow, which needs
+    the provider's token endpoint; without it the run could not log in."""
+    jaas = ('org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId="kafka-sql" '
+            'clientSecret="s3cret-value";')  # fmt: skip
+    [d] = validate_table(make_table({**KAFKA, "properties.security.protocol": "SASL_SSL",
+                                     "properties.sasl.mechanism": "OAUTHBEARER", "properties.sasl.jaas.config": jaas}))
+    assert d.code == "unknown-property"
+    assert d.message == (
+        "'properties.sasl.oauthbearer.token.endpoint.url': `sasl.oauthbearer.token.endpoint.url` is mandatory when "
+        "`sasl.oauthbearer.method=oidc` is set."
+    )
+
+
 def test_invalid_value_is_reported_at_its_key() -> None:
     table = make_table({**KAFKA, "scan.topic-partition-discovery.interval": "5 minz"})
     [d] = validate_table(table)

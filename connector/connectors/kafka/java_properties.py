@@ -144,6 +144,7 @@ def _refused(items: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
         Consumer({**config, "group.id": "kafka-sql-validate", "logger": _Silent()}).close()
     except KafkaException as error:
         text = error.args[0].str() if error.args else str(error)
+        text = text.removeprefix("Failed to create consumer: ")  # the offline check's client, not the user's
         named = re.findall(r'["`]([A-Za-z0-9._\-]+)["`]', text)
         named = named[:1] if "is mandatory" in text else named  # "`x` is mandatory when `y` is set": x
         unknown = text.startswith("No such configuration property")
