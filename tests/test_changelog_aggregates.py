@@ -81,3 +81,16 @@ def test_an_aggregate_over_upsert_kafka_retracts_rows_read_before_a_restart(
     assert second.code == 0, second.out + second.err
     assert final_table(kafka_bootstrap, per_country) == {"DE": 1, "BE": 1}
     assert "4 record(s) read" in second.err, second.err  # Kafka records, not the rows they retract and add
+
+
+def test_max_over_upsert_kafka_is_refused_naming_the_formats_that_take_it(tmp_path: Path) -> None:
+    """MIN and MAX keep the values they saw in a stateful operator; upsert-kafka's normalization already is the
+    query's one (Spark runs one per query), so only the CDC formats' changelogs take them."""
+    from connector.sql.frontend import compile_file
+
+    path = tmp_path / "max.sql"
+    path.write_text(PIPELINE.replace("COUNT(*)", "CAST(MAX(id) AS BIGINT)"))
+    errors = compile_file(path, {"users": "u", "per_country": "p", "brokers": "localhost:9092"}).errors
+    assert [e.code for e in errors] == ["changelog-source"]
+    assert "with MAX, which keeps every value it saw to retract one" in errors[0].message
+    assert "MIN and MAX over a CDC format (debezium-json, canal-json" in errors[0].message

@@ -163,6 +163,8 @@ def render_text(doc: dict[str, Any]) -> str:
             calls = ", ".join(f"{c['function']}({c['argument'] or '*'}) AS {c['output']}" for c in a["aggregates"])
             keys = ", ".join(a["keys"]) or "the whole stream"
             changes = f"{calls} per {keys}, each change with its retraction"
+            if a.get("retracting"):
+                changes = f"{calls} per {keys}, the changelog's old rows retracted, each group's new row upserted"
             lines.append(f"  changelog GROUP BY view {a['view']} ({changes}): {a['spark_sql']}")
         for o in q.get("over_aggregations", []):
             lines.append(f"  OVER aggregation view {o['view']} ({_over_words(o)}): {o['spark_sql']}")

@@ -30,7 +30,7 @@ from connector.sql.deduplication import Deduplication
 from connector.sql.intervals import watermark_delay
 from connector.sql.lookups import is_lookup
 from connector.sql.over import OverAggregation
-from connector.sql.retractions import aggregated_changelog, retract
+from connector.sql.retractions import aggregated_changelog, retract, retraction_problem
 from connector.sql.rewriting import TranspileError
 from connector.sql.statements import table_option_hints
 from connector.sql.temporal import TemporalJoin
@@ -280,8 +280,9 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
             # The old rows of updates (and for upsert-kafka, of deletes): the aggregates retract them, a changelog
             # format's sink writes them.
             plans = {k: dataclasses.replace(p, retractions=True) for k, p in plans.items()}
-        if aggregated is not None:  # validated: its aggregates retract the old rows of updates and deletes
-            query = retract(aggregated)
+        kept_values = aggregated is not None and retraction_problem(aggregated) is not None  # validated: MIN/MAX
+        if aggregated is not None:
+            query = query if kept_values else retract(aggregated)  # with signed sums, or by the operator
         elif changelog and isinstance(query, exp.Select) and not any(isinstance(s, exp.Star) for s in query.selects):
             # A projection of a changelog (validation allows no more): tombstones stay deletes of their key.
             query = query.select(exp.column(DELETED_COLUMN), copy=False)
@@ -297,6 +298,7 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
                 owned=True,
                 lookups=lookups,
                 changelog=updating and registry.writes_changelog(sink),
+                retracting=kept_values,
             )
         except TranspileError as err:
             diagnostics.append(Diagnostic.at(insert.position, "unsupported", err.message))
@@ -410,7 +412,8 @@ def _stateful_operators(spark: SparkQuery, sources: Iterable[SourcePlan]) -> lis
 def _aggregation_view(view: ChangelogAggregation) -> dict[str, Any]:
     """A changelog GROUP BY's view, for the plan's JSON."""
     aggregates = [dataclasses.asdict(a) for a in view.aggregates]
-    return {"view": view.view, "keys": view.keys, "aggregates": aggregates, "spark_sql": view.sql}
+    found = {"view": view.view, "keys": view.keys, "aggregates": aggregates, "spark_sql": view.sql}
+    return found | ({"retracting": True} if view.retracting else {})
 
 
 def _over_view(view: OverAggregation) -> dict[str, Any]:

@@ -76,13 +76,15 @@ class Accumulator:
     """One aggregate's running value: added rows, and for a bounded frame retracted ones (Flink's accumulators with
     retraction, in Flink's order, so DOUBLE sums round as Flink's do)."""
 
-    def __init__(self, aggregate: Aggregate) -> None:
+    def __init__(self, aggregate: Aggregate, counted: bool = False) -> None:
+        """`counted`: MIN and MAX count the values they saw, to retract one of a changelog."""
         self.aggregate = aggregate
         self.rows = 0
         self.count = 0
         self.total: Any = 0
         self.least: Any = None
         self.most: Any = None
+        self.seen: dict[Any, int] | None = {} if counted else None  # value -> times added and not retracted
 
     def _value(self, arguments: dict[str, Any]) -> Any:
         value = arguments[self.aggregate.argument] if self.aggregate.argument is not None else None
@@ -98,9 +100,13 @@ class Accumulator:
             self.total += value
         self.least = value if self.least is None or value < self.least else self.least
         self.most = value if self.most is None or value > self.most else self.most
+        if self.seen is not None:
+            self.seen[value] = self.seen.get(value, 0) + 1
 
-    def retract(self, arguments: dict[str, Any], frame: Sequence[dict[str, Any]]) -> None:
-        """Take out a row that left the frame; `frame`: the rows still in it (MIN and MAX look again)."""
+    def retract(self, arguments: dict[str, Any], frame: Sequence[dict[str, Any]] | None = None) -> None:
+        """Take out a row: one that left an OVER frame (`frame`: the rows still in it, which MIN and MAX look at
+        again), or a changelog's retraction (MIN and MAX then count the values they saw, as Flink's
+        MinWithRetractAggFunction keeps them in map state)."""
         self.rows -= 1
         value = self._value(arguments)
         if value is None:
@@ -108,9 +114,16 @@ class Accumulator:
         self.count -= 1
         if self.aggregate.function in ("SUM", "AVG"):
             self.total -= value
-        if self.aggregate.function in ("MIN", "MAX"):
-            values = [v for v in map(self._value, frame) if v is not None]
-            self.least, self.most = (min(values), max(values)) if values else (None, None)
+        if self.aggregate.function not in ("MIN", "MAX"):
+            return
+        if frame is not None or self.seen is None:
+            values = [v for v in map(self._value, frame or []) if v is not None]
+        else:
+            self.seen[value] = self.seen.get(value, 0) - 1
+            if self.seen[value] <= 0:
+                del self.seen[value]
+            values = list(self.seen)
+        self.least, self.most = (min(values), max(values)) if values else (None, None)
 
     def result(self) -> Any:
         function, bits, scale = self.aggregate.function, self.aggregate.bits, self.aggregate.scale

@@ -4,8 +4,10 @@ GroupAggFunction on Spark.
 Keyed by the group (`applyInPandasWithState`, the accumulators in the query's checkpoint), rows are added one by
 one in arrival order (in a micro-batch, as Spark hands them over): a group's first row emits its result, a row
 that changes the result emits the old result as a retraction (`__deleted`) and then the new one, a row that
-changes nothing emits nothing, as Flink's group aggregate does without mini-batches. Results have Flink's types
-and arithmetic (`connector.runtime.accumulators`).
+changes nothing emits nothing, as Flink's group aggregate does without mini-batches. Over a changelog (its
+retracting rows taken out, MIN and MAX counting the values they saw) the new row of a changed group is emitted
+alone, for a sink keyed by the group, and a group left without rows is deleted. Results have Flink's types and
+arithmetic (`connector.runtime.accumulators`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from pyspark.sql.types import BinaryType, BooleanType, StringType, StructField, 
 from connector.connectors.reading import DELETED
 from connector.runtime.accumulators import Accumulator, Aggregate, result_type, results_json, typed
 from connector.runtime.state_rows import read_json, row_columns, row_text
-from connector.sql.changelog_aggregation import ChangelogAggregation
+from connector.sql.changelog_aggregation import RETRACTS, ChangelogAggregation
 
 _KEYS = "__agg_keys"
 _ARGS = "__agg_args"
@@ -48,8 +50,9 @@ def changelog_aggregation(frame: DataFrame, aggregation: ChangelogAggregation) -
         *[key.alias(f"__key_{i}") for i, key in enumerate(keys)],
         (row_text(aggregation.keys) if aggregation.keys else F.lit("{}")).alias(_KEYS),
         (row_text(arguments) if arguments else F.lit("{}")).alias(_ARGS),
+        (F.coalesce(F.col(RETRACTS), F.lit(False)) if aggregation.retracting else F.lit(False)).alias(RETRACTS),
     )
-    emit = functools.partial(_changes, tuple(aggregates))
+    emit = functools.partial(_changes, tuple(aggregates), aggregation.retracting)
     events = records.groupBy(*[f"__key_{i}" for i in range(len(keys))]).applyInPandasWithState(
         emit, _EVENTS, _STATE, "append", GroupStateTimeout.NoTimeout
     )
@@ -60,25 +63,31 @@ def changelog_aggregation(frame: DataFrame, aggregation: ChangelogAggregation) -
 
 
 def _changes(
-    aggregates: tuple[Aggregate, ...], _: Any, chunks: Iterator[pd.DataFrame], state: GroupState
+    aggregates: tuple[Aggregate, ...], retracting: bool, _: Any, chunks: Iterator[pd.DataFrame], state: GroupState
 ) -> Iterator[pd.DataFrame]:
-    """One group's new rows, added one by one: the changes of its result."""
+    """One group's new rows, added (or retracted) one by one: the changes of its result."""
     with localcontext(prec=80):  # DECIMAL(38, s) sums exactly (Python's default keeps 28 digits)
         accumulators: list[Accumulator] | None = pickle.loads(state.get[0]) if state.exists else None
         out: list[tuple[str, str, bool]] = []
         for chunk in chunks:
-            for keys, text in chunk[[_KEYS, _ARGS]].itertuples(index=False):
+            for keys, text, retracts in chunk[[_KEYS, _ARGS, RETRACTS]].itertuples(index=False):
                 before = results_json(aggregates, accumulators) if accumulators is not None else None
                 if accumulators is None:
-                    accumulators = [Accumulator(a) for a in aggregates]
+                    accumulators = [Accumulator(a, counted=retracting) for a in aggregates]
                 arguments = json.loads(text, parse_float=Decimal)
                 for accumulator in accumulators:
-                    accumulator.add(arguments)
+                    (accumulator.retract if retracts else accumulator.add)(arguments)
                 after = results_json(aggregates, accumulators)
-                if before is None:
+                if retracting and accumulators[0].rows <= 0:  # no row left: Flink deletes the group
+                    if before is not None:
+                        out.append((keys, before, True))
+                    accumulators = None
+                elif before is None or (retracting and after != before):  # keyed by the group: the new row
                     out.append((keys, after, False))
                 elif after != before:
                     out += [(keys, before, True), (keys, after, False)]
         if accumulators is not None:
             state.update((pickle.dumps(accumulators),))
+        elif state.exists:
+            state.remove()
         yield pd.DataFrame(out, columns=[_KEYS, _RESULTS, DELETED])

@@ -20,6 +20,8 @@ from connector.sql.catalog import DELETED_COLUMN
 from connector.sql.over import AGGREGATES, AggregateCall, is_grouping_aggregate
 from connector.sql.rewriting import TranspileError, flink_sql
 
+RETRACTS = "__agg_retracts"  # the view query's column: the row retracts (a changelog's `__deleted`)
+
 
 @dataclass
 class ChangelogAggregation:
@@ -34,11 +36,15 @@ class ChangelogAggregation:
     # every projection does, and there is no HAVING (a Top-N over the GROUP BY ranks these rows itself)
     outputs: list[tuple[str, str]] = field(default_factory=list)
     plain: bool = False
+    # Over a changelog (its `__deleted` rows retract): each group's new row is upserted, and a group left without
+    # rows, or that HAVING no longer admits, deleted, for a sink keyed by the group (Flink's upsert of an update).
+    retracting: bool = False
 
 
-def extract(select: exp.Select, number: int) -> ChangelogAggregation | None:
+def extract(select: exp.Select, number: int, retracting: bool = False) -> ChangelogAggregation | None:
     """Cut the group aggregation out of `select`, which then reads view `__agg_<number>` and selects `__deleted`
-    too; None when `select` does not aggregate. Raises TranspileError for what the operator cannot compute."""
+    too; None when `select` does not aggregate. `retracting`: `select` reads a changelog (see
+    `ChangelogAggregation.retracting`). Raises TranspileError for what the operator cannot compute."""
     group = select.args.get("group")
     if group is None and not any(is_grouping_aggregate(p) for p in select.selects):
         return None
@@ -58,7 +64,9 @@ def extract(select: exp.Select, number: int) -> ChangelogAggregation | None:
     for index, key in enumerate(keys):
         key_names.append(f"__agg_k{index}")
         helpers.append(exp.alias_(key.copy(), key_names[-1], quoted=True))
-    found = ChangelogAggregation(view, exp.Select(), key_names)
+    found = ChangelogAggregation(view, exp.Select(), key_names, retracting=retracting)
+    if retracting:
+        helpers.append(exp.alias_(exp.column(DELETED_COLUMN), RETRACTS, quoted=True))
     having = select.args.get("having")
     parts = [*select.selects, *([having] if having is not None else [])]
     calls = [a for p in parts for a in p.find_all(exp.AggFunc) if a.find_ancestor(exp.Window) is None]
@@ -95,9 +103,13 @@ def extract(select: exp.Select, number: int) -> ChangelogAggregation | None:
     found.plain = having is None and len(found.outputs) == len(select.selects)
     select.set("group", None)
     select.set("having", None)
-    if having is not None:
+    deleted: exp.Expr = exp.column(DELETED_COLUMN)
+    if having is not None and retracting:  # a group HAVING no longer admits is deleted from the keyed sink
+        admitted = exp.Coalesce(this=exp.Paren(this=having.this), expressions=[exp.false()])
+        deleted = exp.alias_(exp.Or(this=deleted, expression=exp.Not(this=admitted)), DELETED_COLUMN)
+    elif having is not None:
         select.set("where", exp.Where(this=having.this))
-    select.select(exp.column(DELETED_COLUMN), copy=False)
+    select.select(deleted, copy=False)
     select.set("from_", exp.From(this=exp.Table(this=exp.to_identifier(view))))
     return found
 

@@ -125,14 +125,16 @@ def changelog_sources(
         return
     aggregated = aggregated_changelog(insert.query, lambda name: _reads_changelog(pipeline, name))
     if aggregated is not None:
-        problem = retraction_problem(aggregated)
+        cdc = all(t.connector != "upsert-kafka" for t in changelogs)  # upsert-kafka's normalization is an operator
+        problem = retraction_problem(aggregated, kept_values=cdc)
         if problem is not None:
             report(
                 "changelog-source",
                 f"This query aggregates the changelog table '{changelogs[0].name}' with {problem}: Flink "
                 "retracts the old row of each update and delete from its group; here COUNT, SUM and AVG "
-                "retract (their signed sums), other aggregates cannot. Aggregate with those, or read a topic "
-                "of inserts.",
+                "retract (their signed sums), and MIN and MAX over a CDC format (debezium-json, canal-json, "
+                "maxwell-json, debezium-avro-confluent: not upsert-kafka, whose old rows take an operator of their "
+                "own), other aggregates cannot. Aggregate with those, or read a topic of inserts.",
             )
         return
     kinds: dict[type[exp.Expr], str] = {

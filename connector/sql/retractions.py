@@ -14,8 +14,9 @@ adds exactly (the sign is -1 for a retracting row, else 1):
 A group whose rows are all retracted is deleted (Flink's GroupAggFunction emits a DELETE when its record count
 reaches 0), and so is a group that HAVING no longer admits (Flink retracts its row): the query's `__deleted`
 output says so, and the upsert sinks write it as a delete of the group's key (a group HAVING never admitted gets
-one too, which leaves the sink's table as Flink's). MIN, MAX and the other aggregates need every value they saw
-(Flink keeps them in map state): `retraction_problem` refuses them.
+one too, which leaves the sink's table as Flink's). MIN and MAX need every value they saw (Flink keeps them in map
+state): over a CDC format they run in a stateful operator that keeps them (`connector.sql.changelog_aggregation`);
+`retraction_problem` refuses them elsewhere, and the other aggregates everywhere.
 """
 
 from __future__ import annotations
@@ -42,8 +43,11 @@ def aggregated_changelog(query: exp.Query, is_changelog: Callable[[str], bool]) 
     return query
 
 
-def retraction_problem(select: exp.Select) -> str | None:
-    """Why the aggregates of `select`, over a changelog, cannot be retracted here; None when they can."""
+def retraction_problem(select: exp.Select, kept_values: bool = False) -> str | None:
+    """Why the aggregates of `select`, over a changelog, cannot be retracted here; None when they can.
+    `kept_values`: MIN and MAX too, by the operator that keeps the values they saw
+    (`connector.runtime.changelog_aggregation`)."""
+    retractable = (*RETRACTABLE, exp.Min, exp.Max) if kept_values else RETRACTABLE
     for node in select.find_all(exp.AggFunc, exp.Filter, exp.Window, exp.Subquery):
         if isinstance(node, exp.Subquery):
             return "a subquery"
@@ -52,7 +56,7 @@ def retraction_problem(select: exp.Select) -> str | None:
         if isinstance(node, exp.Filter):
             return "an aggregate with FILTER (WHERE ...)"
         name = node.sql_name() if isinstance(node, exp.Func) else node.key.upper()
-        if not isinstance(node, RETRACTABLE):
+        if not isinstance(node, retractable):
             return f"{name}, which keeps every value it saw to retract one (COUNT, SUM and AVG can)"
         if isinstance(node.this, exp.Distinct):
             return f"{name}(DISTINCT ...), which keeps every value it saw to retract one"

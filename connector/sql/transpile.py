@@ -63,19 +63,21 @@ def to_spark_query(
     owned: bool = False,
     lookups: Collection[str] = (),
     changelog: bool = False,
+    retracting: bool = False,
 ) -> SparkQuery:
     """Spark SQL computing what the Flink `query` computes (see `transpile`); `proctimes` maps a table or view
     name to its processing-time attribute, which deduplication orders by. `owned`: the caller made `query` for
     this call and will not use it again, so it is rewritten in place rather than copied first. `lookups` names the
     relations that lookup joins read (`FOR SYSTEM_TIME AS OF`, see `connector.sql.lookups`): static relations of
     stream-static joins. `changelog`: the query's updates are written as a changelog (debezium-json, ...), so its
-    GROUP BY is cut out into an operator that emits Flink's retractions (see `connector.sql.changelog_aggregation`).
+    GROUP BY is cut out into an operator that emits Flink's retractions (see `connector.sql.changelog_aggregation`);
+    `retracting`: the query's GROUP BY aggregates a changelog with MIN or MAX, which that operator retracts.
     """
     rewriter = _Rewriter(_lower(watermarks), streaming, _lower(proctimes), {name.lower() for name in lookups})
-    if changelog and isinstance(query, exp.Select):
+    if (changelog or retracting) and isinstance(query, exp.Select):
         query = query if owned else query.copy()
         owned = True
-        rewriter.changelog_aggregation(query)
+        rewriter.changelog_aggregation(query, retracting)
     sql = rewriter.query(query, owned=owned).sql(dialect="spark", copy=False)  # the rewritten tree is ours
     return SparkQuery(
         sql, rewriter.deduplications, rewriter.temporal_joins, rewriter.over_aggregations, rewriter.aggregations
@@ -152,9 +154,9 @@ class _Rewriter:
         aggregation.sql = self.query(aggregation.select, owned=True).sql(dialect="spark", copy=False)
         deduplication.aggregation = aggregation
 
-    def changelog_aggregation(self, select: exp.Select) -> None:
+    def changelog_aggregation(self, select: exp.Select, retracting: bool = False) -> None:
         """Cut the GROUP BY of `select` out into a changelog aggregation's view (when it aggregates)."""
-        aggregation = extract_aggregation(select, len(self.aggregations) + 1)
+        aggregation = extract_aggregation(select, len(self.aggregations) + 1, retracting)
         if aggregation is not None:
             self.aggregations.append(aggregation)
             aggregation.sql = self.query(aggregation.select, owned=True).sql(dialect="spark", copy=False)

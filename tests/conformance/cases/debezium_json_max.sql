@@ -1,5 +1,4 @@
--- MAX over a debezium-json changelog: Flink retracts with every value it saw; kafka-sql refuses it.
--- refused: which keeps every value it saw to retract one
+-- MAX over a debezium-json changelog: the update's old price is retracted from the values the group saw, so the maximum falls back to the next one, as Flink's MaxWithRetractAggFunction does.
 CREATE TABLE products (
   id INT,
   category STRING,
