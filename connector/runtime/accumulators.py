@@ -9,10 +9,11 @@ DOUBLE sums round as Flink's do.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Decimal, localcontext
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -160,3 +161,9 @@ def json_object(pairs: Iterable[tuple[str, Any]]) -> str:
     """A JSON object's text, DECIMAL values written as numbers with every digit (as Spark reads them back)."""
     texts = (f"{json.dumps(k)}:{str(v) if isinstance(v, Decimal) else json.dumps(v)}" for k, v in pairs)
     return "{" + ",".join(texts) + "}"
+
+
+def exact_decimals() -> contextlib.AbstractContextManager[Any]:
+    """The decimal context the operators compute in: DECIMAL(38, s) sums exactly (Python's default keeps 28
+    digits)."""
+    return localcontext(prec=80)

@@ -15,49 +15,56 @@ from __future__ import annotations
 import functools
 import json
 import pickle
-from collections.abc import Iterator
-from decimal import Decimal, localcontext
+from collections.abc import Iterator, Sequence
+from decimal import Decimal
 from typing import Any
 
 import pandas as pd
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame, GroupedData
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
-from pyspark.sql.types import BinaryType, BooleanType, StringType, StructField, StructType
+from pyspark.sql.types import BooleanType, StringType, StructField, StructType
 
 from connector.connectors.reading import DELETED
-from connector.runtime.accumulators import Accumulator, Aggregate, result_type, results_json, typed
-from connector.runtime.state_rows import read_json, row_columns, row_text
+from connector.runtime.accumulators import Accumulator, Aggregate, exact_decimals, result_type, results_json, typed
+from connector.runtime.state_rows import STATE, read_json, row_columns, row_text
 from connector.sql.changelog_aggregation import RETRACTS, ChangelogAggregation
 
-_KEYS = "__agg_keys"
-_ARGS = "__agg_args"
+KEYS = "__agg_keys"
+ARGS = "__agg_args"
 _RESULTS = "__agg_results"
 _EVENTS = StructType(
-    [StructField(_KEYS, StringType()), StructField(_RESULTS, StringType()), StructField(DELETED, BooleanType())]
+    [StructField(KEYS, StringType()), StructField(_RESULTS, StringType()), StructField(DELETED, BooleanType())]
 )
-_STATE = StructType([StructField("state", BinaryType())])
+
+
+def grouped_records(
+    frame: DataFrame, aggregation: ChangelogAggregation, partition: Sequence[Column]
+) -> tuple[list[Aggregate], GroupedData]:
+    """The typed aggregates and `frame`'s records for an operator keyed by `partition` (none: one key): each
+    record's group keys (KEYS) and aggregated arguments (ARGS) as JSON text, and whether it retracts (RETRACTS)."""
+    aggregates = [typed(frame, a.function, a.argument, a.output) for a in aggregation.aggregates]
+    keys = list(partition) or [F.lit(0)]
+    arguments = sorted({a.argument for a in aggregates if a.argument is not None})
+    records = frame.select(
+        *[key.alias(f"__key_{i}") for i, key in enumerate(keys)],
+        (row_text(aggregation.keys) if aggregation.keys else F.lit("{}")).alias(KEYS),
+        (row_text(arguments) if arguments else F.lit("{}")).alias(ARGS),
+        (F.coalesce(F.col(RETRACTS), F.lit(False)) if aggregation.retracting else F.lit(False)).alias(RETRACTS),
+    )
+    return aggregates, records.groupBy(*[f"__key_{i}" for i in range(len(keys))])
 
 
 def changelog_aggregation(frame: DataFrame, aggregation: ChangelogAggregation) -> DataFrame:
     """The changes of the groups of `frame` (an append-only stream: the view query): the key columns, one column per
     aggregate and `__deleted`."""
-    aggregates = [typed(frame, a.function, a.argument, a.output) for a in aggregation.aggregates]
+    groups = [F.col(f"`{k}`") for k in aggregation.keys]  # none: a global aggregate, one group
+    aggregates, records = grouped_records(frame, aggregation, groups)
     results = StructType([StructField(a.output, result_type(frame, a)) for a in aggregates])
-    keys = [F.col(f"`{k}`") for k in aggregation.keys] or [F.lit(0)]  # a global aggregate: one group
-    arguments = sorted({a.argument for a in aggregates if a.argument is not None})
-    records = frame.select(
-        *[key.alias(f"__key_{i}") for i, key in enumerate(keys)],
-        (row_text(aggregation.keys) if aggregation.keys else F.lit("{}")).alias(_KEYS),
-        (row_text(arguments) if arguments else F.lit("{}")).alias(_ARGS),
-        (F.coalesce(F.col(RETRACTS), F.lit(False)) if aggregation.retracting else F.lit(False)).alias(RETRACTS),
-    )
     emit = functools.partial(_changes, tuple(aggregates), aggregation.retracting)
-    events = records.groupBy(*[f"__key_{i}" for i in range(len(keys))]).applyInPandasWithState(
-        emit, _EVENTS, _STATE, "append", GroupStateTimeout.NoTimeout
-    )
+    events = records.applyInPandasWithState(emit, _EVENTS, STATE, "append", GroupStateTimeout.NoTimeout)
     computed = read_json(F.col(_RESULTS), results)
-    key_columns = row_columns(F.col(_KEYS), frame, aggregation.keys) if aggregation.keys else []
+    key_columns = row_columns(F.col(KEYS), frame, aggregation.keys) if aggregation.keys else []
     outputs = [computed.getField(a.output).alias(a.output) for a in aggregates]
     return events.select(*key_columns, *outputs, F.col(DELETED))
 
@@ -66,11 +73,11 @@ def _changes(
     aggregates: tuple[Aggregate, ...], retracting: bool, _: Any, chunks: Iterator[pd.DataFrame], state: GroupState
 ) -> Iterator[pd.DataFrame]:
     """One group's new rows, added (or retracted) one by one: the changes of its result."""
-    with localcontext(prec=80):  # DECIMAL(38, s) sums exactly (Python's default keeps 28 digits)
+    with exact_decimals():
         accumulators: list[Accumulator] | None = pickle.loads(state.get[0]) if state.exists else None
         out: list[tuple[str, str, bool]] = []
         for chunk in chunks:
-            for keys, text, retracts in chunk[[_KEYS, _ARGS, RETRACTS]].itertuples(index=False):
+            for keys, text, retracts in chunk[[KEYS, ARGS, RETRACTS]].itertuples(index=False):
                 before = results_json(aggregates, accumulators) if accumulators is not None else None
                 if accumulators is None:
                     accumulators = [Accumulator(a, counted=retracting) for a in aggregates]
@@ -90,4 +97,4 @@ def _changes(
             state.update((pickle.dumps(accumulators),))
         elif state.exists:
             state.remove()
-        yield pd.DataFrame(out, columns=[_KEYS, _RESULTS, DELETED])
+        yield pd.DataFrame(out, columns=[KEYS, _RESULTS, DELETED])

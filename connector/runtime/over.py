@@ -19,7 +19,7 @@ import functools
 import json
 import pickle
 from collections.abc import Iterator, Sequence
-from decimal import Decimal, localcontext
+from decimal import Decimal
 from typing import Any
 
 import pandas as pd
@@ -27,21 +27,19 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 from pyspark.sql.types import (
-    BinaryType,
     StringType,
     StructField,
     StructType,
 )
 
-from connector.runtime.accumulators import Accumulator, Aggregate, result_type, results_json, typed
-from connector.runtime.state_rows import ROW, read_json, row_columns, row_text
+from connector.runtime.accumulators import Accumulator, Aggregate, exact_decimals, result_type, results_json, typed
+from connector.runtime.state_rows import ROW, STATE, read_json, row_columns, row_text
 from connector.sql.over import TIME, Frame, OverAggregation
 
 _TIME_MS = "__over_time_ms"
 _ARGS = "__over_args"
 _RESULTS = "__over_results"
 _EVENTS = StructType([StructField(ROW, StringType()), StructField(_RESULTS, StringType())])
-_STATE = StructType([StructField("state", BinaryType())])
 
 
 def over_aggregation(frame: DataFrame, over: OverAggregation) -> DataFrame:
@@ -60,7 +58,7 @@ def over_aggregation(frame: DataFrame, over: OverAggregation) -> DataFrame:
     emit = functools.partial(_aggregate, over.frame, tuple(aggregates))
     timeout = GroupStateTimeout.EventTimeTimeout if over.frame.rowtime else GroupStateTimeout.NoTimeout
     events = records.groupBy(*[f"__key_{i}" for i in range(len(keys))]).applyInPandasWithState(
-        emit, _EVENTS, _STATE, "append", timeout
+        emit, _EVENTS, STATE, "append", timeout
     )
     computed = read_json(F.col(_RESULTS), results)
     return events.select(
@@ -87,7 +85,7 @@ def _over(frame: Frame, aggregates: Sequence[Aggregate], rows: list[Any], kept: 
                 start = group[0][0] - frame.preceding
                 leaving = next((i for i, (time, _) in enumerate(covered) if time >= start), len(covered))
             gone, covered[:] = covered[:leaving], covered[leaving:]
-            remaining = [arguments for _, arguments in covered]
+            remaining = [arguments for _, arguments in covered] if gone else []  # MIN and MAX look again
             for _, arguments in gone:
                 for accumulator in accumulators:
                     accumulator.retract(arguments, remaining)
@@ -120,7 +118,7 @@ def _aggregate(
     frame: Frame, aggregates: tuple[Aggregate, ...], _: Any, chunks: Iterator[pd.DataFrame], state: GroupState
 ) -> Iterator[pd.DataFrame]:
     """One key's new rows (or its timeout): the rows now due, emitted with their aggregates."""
-    with localcontext(prec=80):  # DECIMAL(38, s) sums exactly (Python's default keeps 28 digits)
+    with exact_decimals():
         yield from _due(frame, aggregates, chunks, state)
 
 

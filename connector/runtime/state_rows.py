@@ -7,9 +7,10 @@ from collections.abc import Sequence
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
+from pyspark.sql.types import BinaryType, StructField, StructType
 
 ROW = "__row"
+STATE = StructType([StructField("state", BinaryType())])  # an operator's own state, one pickled value per key
 # Every digit of TIMESTAMP(9) and of time zone offsets survives the text; NULL fields are written.
 _JSON = {
     "timestampFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSSSSSXXX",

@@ -15,29 +15,27 @@ import functools
 import json
 import pickle
 from collections.abc import Iterator, Sequence
-from decimal import Decimal, localcontext
+from decimal import Decimal
 from typing import Any
 
 import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
-from pyspark.sql.types import BinaryType, BooleanType, LongType, StringType, StructField, StructType
+from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType
 
 from connector.connectors.reading import DELETED
-from connector.runtime.accumulators import Accumulator, Aggregate, json_object, result_type, typed
-from connector.runtime.state_rows import ROW, read_json, row_text
+from connector.runtime.accumulators import Accumulator, Aggregate, exact_decimals, json_object, result_type
+from connector.runtime.changelog_aggregation import ARGS, KEYS, grouped_records
+from connector.runtime.state_rows import ROW, STATE, read_json
 from connector.runtime.top_n import changes, compare
 from connector.sql.changelog_aggregation import ChangelogAggregation
 from connector.sql.top_n import TopN
 
-_KEYS = "__agg_keys"
-_ARGS = "__agg_args"
 _RANK = "__rank"
 _EVENTS = StructType(
     [StructField(ROW, StringType()), StructField(_RANK, LongType()), StructField(DELETED, BooleanType())]
 )
-_STATE = StructType([StructField("state", BinaryType())])
 
 
 def top_n_of_aggregation(
@@ -45,25 +43,17 @@ def top_n_of_aggregation(
 ) -> DataFrame:
     """The Top-N `top` per `keys` (names of the GROUP BY's output) of the groups of `frame` (the aggregation's view
     query, a stream of inserts): the GROUP BY's output columns, the rank (when selected) and `__deleted`."""
-    aggregates = [typed(frame, a.function, a.argument, a.output) for a in aggregation.aggregates]
-    types = {k: frame.schema[k].dataType for k in aggregation.keys}
-    types.update((a.output, result_type(frame, a)) for a in aggregates)
     names = dict(aggregation.outputs)  # the view's column -> the GROUP BY's output name
     columns = {name: column for column, name in aggregation.outputs}
+    partition = [F.col(f"`{columns[k]}`") for k in keys]  # none: a global Top-N, one key
+    aggregates, records = grouped_records(frame, aggregation, partition)
+    types = {k: frame.schema[k].dataType for k in aggregation.keys}
+    types.update((a.output, result_type(frame, a)) for a in aggregates)
     schema = StructType([StructField(name, types[column]) for column, name in aggregation.outputs])
-    partition = [F.col(f"`{columns[k]}`") for k in keys] or [F.lit(0)]  # a global Top-N: one key
-    arguments = sorted({a.argument for a in aggregates if a.argument is not None})
-    records = frame.select(
-        *[column.alias(f"__key_{i}") for i, column in enumerate(partition)],
-        (row_text(aggregation.keys) if aggregation.keys else F.lit("{}")).alias(_KEYS),
-        (row_text(arguments) if arguments else F.lit("{}")).alias(_ARGS),
-    )
     order = tuple(name for name, _ in top.order)
     descending = tuple(desc for _, desc in top.order)
     emit = functools.partial(_ranked, top.limit, descending, top.rank_selected, tuple(aggregates), names, order)
-    events = records.groupBy(*[f"__key_{i}" for i in range(len(partition))]).applyInPandasWithState(
-        emit, _EVENTS, _STATE, "append", GroupStateTimeout.NoTimeout
-    )
+    events = records.applyInPandasWithState(emit, _EVENTS, STATE, "append", GroupStateTimeout.NoTimeout)
     row = read_json(F.col(ROW), schema)
     rank = [F.col(_RANK).alias(top.rank)] if top.rank_selected else []
     return events.select(*[row.getField(f.name).alias(f.name) for f in schema.fields], *rank, F.col(DELETED))
@@ -81,7 +71,7 @@ def _ranked(
     state: GroupState,
 ) -> Iterator[pd.DataFrame]:
     """One key's records of a micro-batch: its groups updated, their rows re-ranked, what changed emitted."""
-    with localcontext(prec=80):  # DECIMAL(38, s) sums exactly (Python's default keeps 28 digits)
+    with exact_decimals():
         saved: dict[str, Any] = (
             pickle.loads(state.get[0]) if state.exists else {"groups": {}, "entries": [], "arrivals": 0}
         )
@@ -90,7 +80,7 @@ def _ranked(
         previous = entries[:limit]
         ordering = functools.cmp_to_key(functools.partial(compare, descending, False))
         for chunk in chunks:
-            for keys, text in chunk[[_KEYS, _ARGS]].itertuples(index=False):
+            for keys, text in chunk[[KEYS, ARGS]].itertuples(index=False):
                 accumulators = groups.get(keys)
                 old = _row(keys, aggregates, accumulators, names) if accumulators is not None else None
                 if accumulators is None:
