@@ -59,19 +59,21 @@ def produces_updates(pipeline: Pipeline, query: exp.Query) -> bool:
     window closes, so it appends; any other aggregate refines earlier results and needs an updating sink, and so
     does a Top-N.
     """
+    proctimes = proctime_columns(pipeline, query)
     for node in queries_read(pipeline, query):
         for select in node.find_all(exp.Select):
             aggregated = select.args.get("group") is not None or any(is_grouping_aggregate(s) for s in select.selects)
-            if (aggregated and not is_windowed(select)) or is_top_n(select, proctime_columns(pipeline)):
+            if (aggregated and not is_windowed(select)) or is_top_n(select, proctimes):
                 return True
     return False
 
 
-def proctime_columns(pipeline: Pipeline) -> set[str]:
-    """The names of the pipeline's processing-time attributes (computed columns AS PROCTIME())."""
+def proctime_columns(pipeline: Pipeline, query: exp.Query) -> set[str]:
+    """The names of the processing-time attributes (computed columns AS PROCTIME()) of the tables `query` reads
+    (only those: a file of many tables would otherwise scan them all for each query)."""
     return {
         c.name
-        for t in pipeline.tables.values()
+        for t in read_tables(pipeline, query)
         for c in t.columns
         if isinstance(c.expression, exp.Anonymous) and c.expression.name.upper() == "PROCTIME"
     }
@@ -206,7 +208,7 @@ def top_n_sink_key(pipeline: Pipeline, insert: Insert, target: Table, report: Re
     """Flink writes a Top-N to a sink with a PRIMARY KEY only when that key is the Top-N's upsert key: its
     PARTITION BY columns and the rank, selected."""
     query = insert.query
-    positions = top_n_key(query, proctime_columns(pipeline)) if isinstance(query, exp.Select) else None
+    positions = top_n_key(query, proctime_columns(pipeline, query)) if isinstance(query, exp.Select) else None
     if positions is None or not target.primary_key:
         return
     sink_names = insert.columns or [c.name for c in target.columns if c.persisted]
