@@ -189,6 +189,33 @@ def test_insert_runs_until_a_bounded_source_ends_and_reads_what_the_runner_reads
 
 
 @pytest.mark.slow
+def test_insert_over_a_bounded_generator_returns_once_its_final_watermark_fired_every_window(
+    session: extension.PipelineSession, kafka_bootstrap: str, topic_factory: Callable[..., str]
+) -> None:
+    """A datagen table bounded by its sequence alone ends, and as Flink's bounded sources do, with the final
+    watermark: the last window is written before spark.sql returns."""
+    spark, out = session.spark, topic_factory()
+    spark.sql(
+        "CREATE TABLE ticks (id BIGINT, ts AS TO_TIMESTAMP_LTZ(id * 1000, 3), WATERMARK FOR ts AS ts) WITH ("
+        "'connector' = 'datagen', 'rows-per-second' = '50', 'fields.id.kind' = 'sequence', "
+        "'fields.id.start' = '1', 'fields.id.end' = '25')"
+    )
+    spark.sql(
+        "CREATE TABLE per_window (id BIGINT, cnt BIGINT) WITH ('connector' = 'kafka', "
+        f"'topic' = '{out}', 'properties.bootstrap.servers' = '{{{{ var(\"brokers\") }}}}', 'format' = 'json')"
+    )
+
+    query = spark.sql(
+        "INSERT INTO per_window SELECT MAX(id), COUNT(*) "
+        "FROM TABLE(TUMBLE(TABLE ticks, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, window_end"
+    )
+
+    assert isinstance(query, StreamingQuery)
+    assert not query.isActive and query.exception() is None
+    assert sorted((r["id"], r["cnt"]) for r in read_json_topic(kafka_bootstrap, out)) == [(9, 9), (19, 10), (25, 6)]
+
+
+@pytest.mark.slow
 def test_insert_from_an_unbounded_source_returns_the_running_query(
     session: extension.PipelineSession, topic_factory: Callable[..., str], produce: Callable[..., None]
 ) -> None:

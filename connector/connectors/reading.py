@@ -43,6 +43,9 @@ from connector.sql.types import spark_type
 T = TypeVar("T")
 TOPIC, PARTITION, OFFSET, DELETED = "__topic", "__partition", "__offset", DELETED_COLUMN
 UPDATE_BEFORE = "__update_before"
+# The OFFSET of the end-of-input row a bounded source ends with (Kafka scans, datagen); no record has a negative
+# offset. See `connector.connectors.kafka.source`.
+END_OF_INPUT_OFFSET = -1
 HIDDEN_COLUMNS = (TOPIC, PARTITION, OFFSET, DELETED, UPDATE_BEFORE)
 KEY_PROBLEM, VALUE_PROBLEM, MALFORMED, KEEP = "__key_problem", "__value_problem", "__malformed", "__keep"
 HIDDEN_RAW_KEY, HIDDEN_RAW_VALUE = "__raw_key", "__raw_value"

@@ -403,9 +403,9 @@ def finish(running: engine.RunningQuery, timeout: float | None = None) -> bool:
     last offsets committed, a row-limited one (datagen 'number-of-rows') is stopped cleanly once it has read
     its rows. Raises QueryFailedError when the query fails; False when `timeout` (seconds) passed first."""
     deadline = None if timeout is None else time.monotonic() + timeout
-    query, limit = running.query, running.plan.row_limit
+    query = running.query
     try:
-        while query.isActive and (limit is None or records_read(query) < limit):
+        while query.isActive and not engine.generated_input_done(running, records_read(query)):
             if deadline is not None and time.monotonic() >= deadline:
                 return False
             query.awaitTermination(1)

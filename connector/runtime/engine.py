@@ -15,6 +15,7 @@ import logging
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,6 @@ from sqlglot import exp
 from connector.connectors import reading, writing
 from connector.connectors.kafka import reading as kafka_reading
 from connector.connectors.kafka.commit import commit_offsets_now
-from connector.connectors.kafka.records import END_OF_INPUT_OFFSET
 from connector.planning.plan import PipelinePlan, QueryPlan, SourcePlan, source_behaviour
 from connector.quality import gate as quality_gate
 from connector.quality.expectations import has_quality
@@ -50,6 +50,7 @@ log = logging.getLogger(__name__)
 # The end-of-input row's event time, 9999-12-30T00:00:00Z: later than any record, and clear of the end of
 # Spark's TIMESTAMP range in every session time zone.
 END_OF_TIME_MS = 253_402_128_000_000
+_END_OF_TIME_SLACK_MS = 10 * 365 * 24 * 3600 * 1000  # a watermark this close to the end of time is its (delayed) one
 
 
 @dataclass
@@ -76,7 +77,7 @@ def _source_frame(
     if counted:
         marker = F.lit(False)
         if reading.OFFSET in frame.columns:
-            marker = F.coalesce(F.col(reading.OFFSET) == END_OF_INPUT_OFFSET, F.lit(False))
+            marker = F.coalesce(F.col(reading.OFFSET) == reading.END_OF_INPUT_OFFSET, F.lit(False))
         name = f"{_RECORDS_READ}{source.view}{'_with_provenance' if provenance else ''}"  # unique in the query
         frame = frame.observe(name, F.count(F.when(~marker & ~update_before, 1)).alias("records"))
     if reading.UPDATE_BEFORE in frame.columns:
@@ -118,7 +119,7 @@ def _source_frame(
             # row. The query's own filters, which the row would not pass, stay above it too: Spark neither
             # merges a filter with a nondeterministic one nor pushes one through it. `spark_partition_id() >= 0`
             # is the always-true nondeterministic part.
-            is_marker = F.col(reading.OFFSET) == END_OF_INPUT_OFFSET
+            is_marker = F.col(reading.OFFSET) == reading.END_OF_INPUT_OFFSET
             end_of_time = F.timestamp_millis(F.lit(END_OF_TIME_MS))
             frame = frame.withColumn(rowtime, F.when(is_marker, end_of_time).otherwise(F.col(f"`{rowtime}`")))
             frame = frame.withWatermark(rowtime, delay)
@@ -306,7 +307,7 @@ def _warn_if_input_ended(checkpoint: Path, query: QueryPlan) -> None:
         watermark = int(json.loads(lines[1]).get("batchWatermarkMs", 0))
     except (OSError, IndexError, ValueError, AttributeError):
         return  # Spark reports an unreadable checkpoint itself
-    if watermark > END_OF_TIME_MS - 10 * 365 * 24 * 3600 * 1000:  # the end of time, less any watermark delay
+    if watermark > END_OF_TIME_MS - _END_OF_TIME_SLACK_MS:
         log.warning(
             "Query '%s': checkpoint %s is that of a bounded run that reached the end of its input, and Spark "
             "restores its watermark, which is at the end of time: event-time windows would drop every new "
@@ -351,6 +352,28 @@ def _gate(pipeline: Pipeline | None, query: QueryPlan, root: Path) -> QualityGat
 # more than once.
 _RECORDS_READ = "records_read_"
 _MALFORMED = "malformed_records_"
+
+
+def generated_input_done(running: RunningQuery, rows_read: int) -> bool:
+    """Whether a row-limited query (datagen 'number-of-rows' or sequences) is complete: it read its rows and, when its
+    sources end with the end-of-input row, a micro-batch ran at the end-of-time watermark, which fired every open
+    window (Spark applies a new watermark from the batch after the one that moved it)."""
+    limit = running.plan.row_limit
+    if limit is None or rows_read < limit:
+        return False
+    if not any(s.final_watermark for s in running.plan.sources):
+        return True
+    last: dict[str, Any] = running.query.lastProgress or {}
+    ran = "addBatch" in (last.get("durationMs") or {})
+    return ran and _at_end_of_time((last.get("eventTime") or {}).get("watermark"))
+
+
+def _at_end_of_time(watermark: str | None) -> bool:
+    """Whether a progress report's watermark (ISO text) is the end-of-input one, less any watermark delay."""
+    if not watermark:
+        return False
+    millis = datetime.fromisoformat(watermark).timestamp() * 1000
+    return millis > END_OF_TIME_MS - _END_OF_TIME_SLACK_MS
 
 
 def records_read(progress: Mapping[str, Any]) -> int:

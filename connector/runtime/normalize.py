@@ -19,8 +19,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 from pyspark.sql.types import BooleanType, IntegerType, LongType, StringType, StructField, StructType
 
-from connector.connectors.kafka.records import END_OF_INPUT_OFFSET
-from connector.connectors.reading import DELETED, OFFSET, PARTITION, TOPIC
+from connector.connectors.reading import DELETED, END_OF_INPUT_OFFSET, OFFSET, PARTITION, TOPIC
 from connector.runtime.state_rows import ROW, row_columns, row_text
 
 _EVENTS = StructType(

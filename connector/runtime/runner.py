@@ -366,8 +366,7 @@ def _monitor(running: list[engine.RunningQuery], options: RunOptions, stop_reque
             if failures or stop_requested() or limit_reached or len(done) == len(running):
                 break
             for r in running:
-                limit = r.plan.row_limit
-                if limit is not None and r.plan.name not in done and tallies[r.plan.name].rows >= limit:
+                if r.plan.name not in done and engine.generated_input_done(r, tallies[r.plan.name].rows):
                     stop_cleanly(r)
                     done[r.plan.name] = "finished"
             if display is not None:

@@ -106,12 +106,33 @@ def _datagen_generators(check: Check) -> None:
                 )
 
 
+def row_count(table: Table, opts: ResolvedOptions) -> int | None:
+    """The rows a datagen table generates: 'number-of-rows', and no more than its shortest 'sequence' column holds
+    (Flink's datagen ends with the first exhausted generator); None: unbounded."""
+    counts = [opts.get(DatagenOptions.NUMBER_OF_ROWS)]
+    for column in table.physical_columns:
+        if opts.get(DatagenOptions.KIND.for_column(column.name)) == "sequence":
+            start = opts.get(DatagenOptions.START.for_column(column.name))
+            end = opts.get(DatagenOptions.END.for_column(column.name))
+            if isinstance(start, int | float) and isinstance(end, int | float):  # validated by the rules
+                counts.append(max(0, int(end) - int(start) + 1))
+    bounds = [c for c in counts if c is not None]
+    return min(bounds) if bounds else None
+
+
 def _describe_source(table: Table, opts: ResolvedOptions) -> SourceBehaviour:
-    rows = opts.get(DatagenOptions.NUMBER_OF_ROWS)
+    rows = row_count(table, opts)
     rate = opts.get(DatagenOptions.ROWS_PER_SECOND)
-    stop = f"after {rows} rows" if rows else "unbounded"
+    stop = f"after {rows} rows" if rows is not None else "unbounded"
+    # A bounded datagen table with a WATERMARK ends with the end-of-input row, as a bounded Kafka scan does: Flink's
+    # bounded sources emit the final watermark, which fires every open window.
+    final = rows is not None and table.watermark is not None
+    if final:
+        stop += "; the watermark then moves to the end of time, firing every open window"
     # Spark's rate source cannot run AvailableNow; the runner stops the query after the rows instead.
-    return SourceBehaviour(False, {"start": f"generated, {rate} rows per second", "stop": stop}, rows=rows)
+    return SourceBehaviour(
+        False, {"start": f"generated, {rate} rows per second", "stop": stop}, rows=rows, final_watermark=final
+    )
 
 
 FACTORY = Factory(

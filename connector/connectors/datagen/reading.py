@@ -28,8 +28,8 @@ from pyspark.sql.types import (
 )
 
 from connector.connectors import registry
-from connector.connectors.datagen.factory import DatagenOptions
-from connector.connectors.reading import OFFSET, PARTITION, TOPIC, column_type
+from connector.connectors.datagen.factory import DatagenOptions, row_count
+from connector.connectors.reading import END_OF_INPUT_OFFSET, OFFSET, PARTITION, TOPIC, column_type
 from connector.diagnostics import Diagnostic, PipelineError
 from connector.options.declarations import ConfigOption
 from connector.sql.catalog import Column as TableColumn
@@ -122,16 +122,17 @@ def _random_value(column: TableColumn, data_type: DataType, opts: Mapping[str, o
 
 def read(spark: SparkSession, table: Table, malformed_rows: bool, end_of_input: bool) -> DataFrame:
     """A datagen table's rows (generated rows are never malformed, and the runner ends bounded ones)."""
-    return datagen_rows(spark, table)
+    return datagen_rows(spark, table, end_of_input)
 
 
-def datagen_rows(spark: SparkSession, table: Table) -> DataFrame:
-    """Generated rows on Spark's rate source: 'rows-per-second', bounded by 'number-of-rows' and by the
-    shortest 'sequence' column (Flink's datagen ends with the first exhausted generator). A bounded
-    stream stays open after its last row; the engine stops it."""
+def datagen_rows(spark: SparkSession, table: Table, end_of_input: bool = False) -> DataFrame:
+    """Generated rows on Spark's rate source: 'rows-per-second', bounded by `row_count`. A bounded stream stays
+    open after its last row; the runner stops it. With `end_of_input` the row after the last one is the
+    end-of-input row (OFFSET END_OF_INPUT_OFFSET), which moves the watermark to the end of time, as a bounded
+    Kafka scan's does."""
     resolved = registry.resolve(table)
     rows_per_second = resolved.require(DatagenOptions.ROWS_PER_SECOND)
-    limit = resolved.get(DatagenOptions.NUMBER_OF_ROWS)
+    limit = row_count(table, resolved)
     rate = spark.readStream.format("rate").option("rowsPerSecond", str(rows_per_second)).load()
     selected: list[Column] = []
     for index, column in enumerate(table.physical_columns):
@@ -141,10 +142,8 @@ def datagen_rows(spark: SparkSession, table: Table) -> DataFrame:
         if declared and not resolved.is_set(DatagenOptions.LENGTH.for_column(column.name)):
             opts["length"] = int(declared.group(1))  # Flink: CHAR(n) / VARCHAR(n) strings have length n
         if opts["kind"] == "sequence":
-            start, end = opts["start"], opts["end"]
-            assert isinstance(start, int | float) and isinstance(end, int | float)  # validated by the factory
-            count = int(end) - int(start) + 1
-            limit = count if limit is None else min(limit, count)
+            start = opts["start"]
+            assert isinstance(start, int | float)  # validated by the factory
             value = (F.lit(int(start)) + F.col("value")).cast(data_type)
         else:
             value = _random_value(column, data_type, opts, index)
@@ -152,7 +151,11 @@ def datagen_rows(spark: SparkSession, table: Table) -> DataFrame:
             if isinstance(null_rate, float) and null_rate > 0:
                 value = F.when(_uniform(F.lit(-1 - index)) >= F.lit(null_rate), value)
         selected.append(value.alias(column.name))
+    offset = F.lit(None).cast(LongType())
     if limit is not None:
-        rate = rate.where(F.col("value") < F.lit(limit))
+        last = limit if end_of_input else limit - 1
+        rate = rate.where(F.col("value") <= F.lit(last))
+        if end_of_input:
+            offset = F.when(F.col("value") == F.lit(limit), F.lit(END_OF_INPUT_OFFSET)).cast(LongType())
     nothing = [F.lit(None).cast(StringType()).alias(TOPIC), F.lit(None).cast(IntegerType()).alias(PARTITION)]
-    return rate.select(*selected, *nothing, F.lit(None).cast(LongType()).alias(OFFSET))
+    return rate.select(*selected, *nothing, offset.alias(OFFSET))

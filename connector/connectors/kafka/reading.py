@@ -12,10 +12,10 @@ from pyspark.sql.types import (
 
 from connector.connectors import registry
 from connector.connectors.kafka.options import KafkaOptions
-from connector.connectors.kafka.records import END_OF_INPUT_OFFSET
 from connector.connectors.kafka.source import KafkaSource
 from connector.connectors.reading import (
     DELETED,
+    END_OF_INPUT_OFFSET,
     HIDDEN_RAW_KEY,
     HIDDEN_RAW_VALUE,
     KEEP,

@@ -27,6 +27,8 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from connector.connectors.reading import END_OF_INPUT_OFFSET
+
 SCHEMA = StructType(
     [
         StructField("key", BinaryType()),
@@ -50,8 +52,6 @@ MAX_BATCH_RECORDS = 10_000
 MAX_BATCH_BYTES = 4 * 1024 * 1024
 # A consumed record's headers (None when it has none).
 RecordHeaders = list[tuple[str, bytes | None]] | None
-# The offset of the end-of-input row (see `connector.connectors.kafka.source`); no record has a negative offset.
-END_OF_INPUT_OFFSET = -1
 
 
 class RecordBuffer:
