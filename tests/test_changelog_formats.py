@@ -235,11 +235,22 @@ def test_validate_accepts_writing_a_changelog_format_from_queries_that_carry_the
     assert _errors(tmp_path, changes, "SELECT id, name FROM products WHERE id > 1", sink_key="") == []
 
 
-def test_validate_refuses_debezium_json_from_an_aggregate_of_a_changelog_or_with_its_schema(tmp_path: Path) -> None:
+def test_validate_writes_debezium_json_from_an_aggregate_of_a_cdc_changelog_not_of_upsert_kafka(
+    tmp_path: Path,
+) -> None:
     debezium = "'connector' = 'kafka', 'topic' = 'o', 'properties.bootstrap.servers' = 'x', 'format' = 'debezium-json'"
-    counted = "SELECT CAST(COUNT(*) AS INT), name FROM products GROUP BY name"
-    (aggregate,) = _errors(tmp_path, debezium, counted, sink_key="")
-    assert aggregate.startswith("insert-changelog:") and "come from the changelog table 'products'" in aggregate
+    counted = "SELECT CAST(COUNT(*) AS INT), name FROM products GROUP BY name HAVING MAX(id) > 1"
+    assert _errors(tmp_path, debezium, counted, sink_key="") == []
+    upserts = tmp_path / "upserts.sql"
+    upserts.write_text(
+        PIPELINE.format(source_key=KEY, sink_key="", sink=debezium, query=counted.split(" HAVING")[0]).replace(
+            "'connector' = 'kafka', 'topic' = 'products', 'properties.bootstrap.servers' = 'localhost:9092',\n"
+            "  'scan.startup.mode' = 'earliest-offset', 'format' = 'debezium-json'",
+            UPSERT.replace("'out'", "'products'"),
+        )
+    )
+    (aggregate,) = [f"{d.code}: {d.message}" for d in compile_file(upserts).errors]
+    assert aggregate.startswith("insert-changelog:") and "upsert-kafka table 'products'" in aggregate
     (schema,) = _errors(tmp_path, debezium + ", 'debezium-json.schema-include' = 'true'", sink_key="")
     assert "'debezium-json.schema-include' is not supported for writing" in schema
 

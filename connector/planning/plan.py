@@ -280,9 +280,13 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
             # The old rows of updates (and for upsert-kafka, of deletes): the aggregates retract them, a changelog
             # format's sink writes them.
             plans = {k: dataclasses.replace(p, retractions=True) for k, p in plans.items()}
-        kept_values = aggregated is not None and retraction_problem(aggregated) is not None  # validated: MIN/MAX
+        # The operator retracts MIN/MAX (validated: over a CDC format), and anything written as a changelog, which
+        # needs each update's old row; Spark's aggregation retracts the rest with signed sums.
+        by_operator = aggregated is not None and (
+            retraction_problem(aggregated) is not None or registry.writes_changelog(sink)
+        )
         if aggregated is not None:
-            query = query if kept_values else retract(aggregated)  # with signed sums, or by the operator
+            query = query if by_operator else retract(aggregated)
         elif changelog and isinstance(query, exp.Select) and not any(isinstance(s, exp.Star) for s in query.selects):
             # A projection of a changelog (validation allows no more): tombstones stay deletes of their key.
             query = query.select(exp.column(DELETED_COLUMN), copy=False)
@@ -298,7 +302,7 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
                 owned=True,
                 lookups=lookups,
                 changelog=updating and registry.writes_changelog(sink),
-                retracting=kept_values,
+                retracting=by_operator,
             )
         except TranspileError as err:
             diagnostics.append(Diagnostic.at(insert.position, "unsupported", err.message))

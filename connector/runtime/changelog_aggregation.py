@@ -5,8 +5,9 @@ Keyed by the group (`applyInPandasWithState`, the accumulators in the query's ch
 one in arrival order (in a micro-batch, as Spark hands them over): a group's first row emits its result, a row
 that changes the result emits the old result as a retraction (`__deleted`) and then the new one, a row that
 changes nothing emits nothing, as Flink's group aggregate does without mini-batches. Over a changelog (its
-retracting rows taken out, MIN and MAX counting the values they saw) the new row of a changed group is emitted
-alone, for a sink keyed by the group, and a group left without rows is deleted. Results have Flink's types and
+retracting rows taken out, MIN and MAX counting the values they saw) a group left without rows is deleted (its old
+result retracted), and a retraction of a group never seen is ignored. For a sink keyed by the group the new row of a
+changed group is emitted alone (Flink's upsert: no UPDATE_BEFORE). Results have Flink's types and
 arithmetic (`connector.runtime.accumulators`).
 """
 
@@ -61,7 +62,7 @@ def changelog_aggregation(frame: DataFrame, aggregation: ChangelogAggregation) -
     groups = [F.col(f"`{k}`") for k in aggregation.keys]  # none: a global aggregate, one group
     aggregates, records = grouped_records(frame, aggregation, groups)
     results = StructType([StructField(a.output, result_type(frame, a)) for a in aggregates])
-    emit = functools.partial(_changes, tuple(aggregates), aggregation.retracting)
+    emit = functools.partial(_changes, tuple(aggregates), aggregation.retracting, aggregation.keyed)
     events = records.applyInPandasWithState(emit, _EVENTS, STATE, "append", GroupStateTimeout.NoTimeout)
     computed = read_json(F.col(_RESULTS), results)
     key_columns = row_columns(F.col(KEYS), frame, aggregation.keys) if aggregation.keys else []
@@ -70,7 +71,12 @@ def changelog_aggregation(frame: DataFrame, aggregation: ChangelogAggregation) -
 
 
 def _changes(
-    aggregates: tuple[Aggregate, ...], retracting: bool, _: Any, chunks: Iterator[pd.DataFrame], state: GroupState
+    aggregates: tuple[Aggregate, ...],
+    retracting: bool,
+    keyed: bool,
+    _: Any,
+    chunks: Iterator[pd.DataFrame],
+    state: GroupState,
 ) -> Iterator[pd.DataFrame]:
     """One group's new rows, added (or retracted) one by one: the changes of its result."""
     with exact_decimals():
@@ -89,7 +95,7 @@ def _changes(
                     if before is not None:
                         out.append((keys, before, True))
                     accumulators = None
-                elif before is None or (retracting and after != before):  # keyed by the group: the new row
+                elif before is None or (keyed and after != before):  # keyed by the group: the new row
                     out.append((keys, after, False))
                 elif after != before:
                     out += [(keys, before, True), (keys, after, False)]

@@ -36,15 +36,19 @@ class ChangelogAggregation:
     # every projection does, and there is no HAVING (a Top-N over the GROUP BY ranks these rows itself)
     outputs: list[tuple[str, str]] = field(default_factory=list)
     plain: bool = False
-    # Over a changelog (its `__deleted` rows retract): each group's new row is upserted, and a group left without
-    # rows, or that HAVING no longer admits, deleted, for a sink keyed by the group (Flink's upsert of an update).
+    # Over a changelog (its `__deleted` rows retract): a group left without rows is deleted.
     retracting: bool = False
+    # For a sink keyed by the group (Flink's upsert of an update): each group's new row alone is upserted, and a group
+    # HAVING no longer admits deleted; otherwise (a changelog format) the old row is retracted before the new one.
+    keyed: bool = False
 
 
-def extract(select: exp.Select, number: int, retracting: bool = False) -> ChangelogAggregation | None:
+def extract(
+    select: exp.Select, number: int, retracting: bool = False, keyed: bool = False
+) -> ChangelogAggregation | None:
     """Cut the group aggregation out of `select`, which then reads view `__agg_<number>` and selects `__deleted`
-    too; None when `select` does not aggregate. `retracting`: `select` reads a changelog (see
-    `ChangelogAggregation.retracting`). Raises TranspileError for what the operator cannot compute."""
+    too; None when `select` does not aggregate. `retracting`: `select` reads a changelog; `keyed`: its sink is keyed
+    by the group (see `ChangelogAggregation`). Raises TranspileError for what the operator cannot compute."""
     group = select.args.get("group")
     if group is None and not any(is_grouping_aggregate(p) for p in select.selects):
         return None
@@ -64,7 +68,7 @@ def extract(select: exp.Select, number: int, retracting: bool = False) -> Change
     for index, key in enumerate(keys):
         key_names.append(f"__agg_k{index}")
         helpers.append(exp.alias_(key.copy(), key_names[-1], quoted=True))
-    found = ChangelogAggregation(view, exp.Select(), key_names, retracting=retracting)
+    found = ChangelogAggregation(view, exp.Select(), key_names, retracting=retracting, keyed=keyed)
     if retracting:
         helpers.append(exp.alias_(exp.column(DELETED_COLUMN), RETRACTS, quoted=True))
     having = select.args.get("having")
@@ -104,7 +108,7 @@ def extract(select: exp.Select, number: int, retracting: bool = False) -> Change
     select.set("group", None)
     select.set("having", None)
     deleted: exp.Expr = exp.column(DELETED_COLUMN)
-    if having is not None and retracting:  # a group HAVING no longer admits is deleted from the keyed sink
+    if having is not None and keyed:  # a group HAVING no longer admits is deleted from the keyed sink
         admitted = exp.Coalesce(this=exp.Paren(this=having.this), expressions=[exp.false()])
         deleted = exp.alias_(exp.Or(this=deleted, expression=exp.Not(this=admitted)), DELETED_COLUMN)
     elif having is not None:

@@ -170,13 +170,18 @@ def changelog_sources(
 
 def changelog_problem(query: exp.Query, changelogs: list[Table]) -> str | None:
     """Why the updates of `query` cannot be written as a changelog format (Flink's retractions of each change),
-    or None: its own GROUP BY of a stream of inserts can (`connector.sql.changelog_aggregation`)."""
-    if changelogs:
-        return f"this query's updates come from the changelog table '{changelogs[0].name}', which is not supported"
+    or None: its own GROUP BY of a stream of inserts, or of a CDC-format changelog (whose old rows it retracts), can
+    (`connector.sql.changelog_aggregation`)."""
+    keyed = [t for t in changelogs if t.connector == "upsert-kafka"]
+    if keyed:
+        return (
+            f"this query's updates come from the upsert-kafka table '{keyed[0].name}', whose old rows take an "
+            "operator of their own (a CDC format's messages carry them)"
+        )
     if not isinstance(query, exp.Select):
         return "this query's updates carry no old row here"
     try:
-        if extract_aggregation(query.copy(), 1) is None:
+        if extract_aggregation(query.copy(), 1, retracting=bool(changelogs)) is None:
             return "this query's updates (a Top-N, or an aggregate it reads) carry no old row here"
     except TranspileError as err:
         return err.message.rstrip(".")

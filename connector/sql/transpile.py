@@ -71,13 +71,14 @@ def to_spark_query(
     relations that lookup joins read (`FOR SYSTEM_TIME AS OF`, see `connector.sql.lookups`): static relations of
     stream-static joins. `changelog`: the query's updates are written as a changelog (debezium-json, ...), so its
     GROUP BY is cut out into an operator that emits Flink's retractions (see `connector.sql.changelog_aggregation`);
-    `retracting`: the query's GROUP BY aggregates a changelog with MIN or MAX, which that operator retracts.
+    `retracting`: the query's GROUP BY aggregates a changelog, whose old rows that operator retracts (for MIN or MAX
+    into a keyed sink, or anything written as a changelog).
     """
     rewriter = _Rewriter(_lower(watermarks), streaming, _lower(proctimes), {name.lower() for name in lookups})
     if (changelog or retracting) and isinstance(query, exp.Select):
         query = query if owned else query.copy()
         owned = True
-        rewriter.changelog_aggregation(query, retracting)
+        rewriter.changelog_aggregation(query, retracting, keyed=not changelog)
     sql = rewriter.query(query, owned=owned).sql(dialect="spark", copy=False)  # the rewritten tree is ours
     return SparkQuery(
         sql, rewriter.deduplications, rewriter.temporal_joins, rewriter.over_aggregations, rewriter.aggregations
@@ -154,9 +155,9 @@ class _Rewriter:
         aggregation.sql = self.query(aggregation.select, owned=True).sql(dialect="spark", copy=False)
         deduplication.aggregation = aggregation
 
-    def changelog_aggregation(self, select: exp.Select, retracting: bool = False) -> None:
+    def changelog_aggregation(self, select: exp.Select, retracting: bool = False, keyed: bool = False) -> None:
         """Cut the GROUP BY of `select` out into a changelog aggregation's view (when it aggregates)."""
-        aggregation = extract_aggregation(select, len(self.aggregations) + 1, retracting)
+        aggregation = extract_aggregation(select, len(self.aggregations) + 1, retracting, keyed)
         if aggregation is not None:
             self.aggregations.append(aggregation)
             aggregation.sql = self.query(aggregation.select, owned=True).sql(dialect="spark", copy=False)

@@ -386,8 +386,9 @@ class _Checker:
                 "insert-changelog",
                 f"Table sink '{target.name}' writes a changelog format, in which Flink writes each update as a "
                 f"delete of the old row and an insert of the new one; {unwritable}. Write it to a sink that accepts "
-                f"updates ({changes.updating_sinks()}); a GROUP BY of a stream of inserts (COUNT, SUM, AVG, MIN, "
-                "MAX), a projection or filter of a changelog, or a query of inserts, can be written in this format.",
+                f"updates ({changes.updating_sinks()}); a GROUP BY of a stream of inserts or of a CDC-format "
+                "changelog (COUNT, SUM, AVG, MIN, MAX), a projection or filter of a changelog, or a query of inserts, "
+                "can be written in this format.",
             )
         elif not changes.accepts_updates(target) and not writes_changes and changelogs:
             self.error(
