@@ -20,6 +20,8 @@ from connector.connectors.registry import (
     validate_table,
 )
 from connector.diagnostics import Diagnostic, Position
+from connector.formats import registry as format_registry
+from connector.options.factory import Format
 from connector.sql.catalog import Column, ColumnKind, Table
 
 FILE = "pipeline.sql"
@@ -426,13 +428,19 @@ def test_spark_only_options_are_validated() -> None:
 # -- formats ----------------------------------------------------------------------------------------
 
 
-def test_a_declared_but_unsupported_format_is_rejected() -> None:
-    fmt = "protobuf"
-    table = make_table({**KAFKA, "format": fmt, f"{fmt}.some-option": "x"})
-    d = only_error(table, "unsupported-format", "format")
+def test_a_declared_but_unsupported_format_is_rejected_with_its_reason() -> None:
+    """A plugin may declare a format it cannot run (no codec) so tables get its reason, not 'Unknown format'."""
+    fmt = "orc-kafka"
+    format_registry.register(Format(fmt, "ORC records in Kafka.", refusal="Spark reads ORC files only."))
+    try:
+        table = make_table({**KAFKA, "format": fmt, f"{fmt}.some-option": "x"})
+        d = only_error(table, "unsupported-format", "format")
+    finally:
+        format_registry.unregister(fmt)
     supported = "json, csv, raw, avro, avro-confluent, debezium-json, canal-json, maxwell-json, debezium-avro-confluent"
-    assert d.message.startswith(f"format '{fmt}' is not supported yet. Flink's protobuf format decodes with a ")
-    assert d.message.endswith(f"over the 'raw' format instead. Supported formats: {supported}.")
+    assert d.message == (
+        f"format '{fmt}' is not supported yet. Spark reads ORC files only. Supported formats: {supported}, protobuf."
+    )
 
 
 def test_unknown_format_suggests_a_known_one() -> None:
@@ -474,7 +482,7 @@ def test_missing_value_format_lists_supported_formats() -> None:
     assert (
         "'value.format' (or 'format')" in d.message
         and "Supported formats: json, csv, raw, avro, avro-confluent, debezium-json, canal-json, "
-        "maxwell-json, debezium-avro-confluent." in d.message
+        "maxwell-json, debezium-avro-confluent, protobuf." in d.message
     )
 
 
@@ -628,7 +636,7 @@ def test_upsert_kafka_needs_key_and_value_formats() -> None:
     table = make_table({k: v for k, v in UPSERT.items() if k != "key.format"}, primary_key=["id"])
     d = only_error(table, "missing-option")
     assert "Missing required option 'key.format' for connector 'upsert-kafka'" in d.message
-    assert "Supported formats: json, csv, raw, avro, avro-confluent." in d.message
+    assert "Supported formats: json, csv, raw, avro, avro-confluent, protobuf." in d.message
 
 
 @pytest.mark.parametrize(

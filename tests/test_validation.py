@@ -283,9 +283,9 @@ CASES = [
     ),
     Case(
         "unsupported-format",
-        kafka(options=(f"{MARK}'format' = 'protobuf'", *SOURCE_OPTIONS[:2])) + PRINT + READ,
+        kafka(options=(f"{MARK}'format' = 'jsonn'", *SOURCE_OPTIONS[:2])) + PRINT + READ,
         "unsupported-format",
-        ("format 'protobuf' is not supported yet", "json, csv, raw, avro"),
+        ("Unknown format 'jsonn'. Did you mean 'json'?", "json, csv, raw, avro"),
     ),
     Case(
         "avro-timestamp-precision",

@@ -32,20 +32,24 @@ class MavenError(RuntimeError):
 
 @dataclass(frozen=True)
 class Artifact:
-    """A Maven dependency; `exclusions` lists (groupId, artifactId) pairs left out of its tree."""
+    """A Maven dependency; `exclusions` lists (groupId, artifactId) pairs left out of its tree; `classifier` and
+    `type` name a file other than the main jar (protoc's executable: 'linux-x86_64', 'exe')."""
 
     group: str
     artifact: str
     version: str
     exclusions: tuple[tuple[str, str], ...] = ()
+    classifier: str | None = None
+    type: str = "jar"
 
 
 def resolve_jars(
     artifacts: Sequence[Artifact],
     dest: Path,
     on_progress: Callable[[str], None] | None = None,
+    suffix: str = "jar",
 ) -> list[Path]:
-    """Return the runtime jars of `artifacts` (with their dependencies), cached in `dest`.
+    """Return the runtime jars (files ending in `suffix`) of `artifacts` (with their dependencies), cached in `dest`.
 
     `dest` exists only once resolution completed, so its presence is the cache-hit test.
     """
@@ -53,8 +57,8 @@ def resolve_jars(
         dest.parent.mkdir(parents=True, exist_ok=True)
         with _locked(dest.parent / ".resolve.lock"):
             if not dest.is_dir():
-                _download(artifacts, dest, on_progress)
-    return sorted(dest.glob("*.jar"))
+                _download(artifacts, dest, on_progress, suffix)
+    return sorted(dest.glob(f"*.{suffix}"))
 
 
 @contextlib.contextmanager
@@ -68,7 +72,9 @@ def _locked(lock_file: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _download(artifacts: Sequence[Artifact], dest: Path, on_progress: Callable[[str], None] | None) -> None:
+def _download(
+    artifacts: Sequence[Artifact], dest: Path, on_progress: Callable[[str], None] | None, suffix: str
+) -> None:
     mvn = shutil.which("mvn")
     if mvn is None:
         raise MavenError(
@@ -117,13 +123,13 @@ def _download(artifacts: Sequence[Artifact], dest: Path, on_progress: Callable[[
                 f"mvn could not resolve {_describe(artifacts)} (exit {result.returncode}):\n{tail}"
             )
         jars = work / "jars"
-        if not any(jars.glob("*.jar")):
-            raise MavenError(f"mvn resolved no jars for {_describe(artifacts)}")
+        if not any(jars.glob(f"*.{suffix}")):
+            raise MavenError(f"mvn resolved no .{suffix} files for {_describe(artifacts)}")
         shutil.copy2(pom, jars / "pom.xml")
         os.rename(jars, dest)
         if on_progress is not None:
-            count = len(list(dest.glob("*.jar")))
-            on_progress(f"Downloaded {count} jars in {time.monotonic() - started:.0f}s into {dest}")
+            count = len(list(dest.glob(f"*.{suffix}")))
+            on_progress(f"Downloaded {count} files in {time.monotonic() - started:.0f}s into {dest}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -169,6 +175,8 @@ def _dependency(artifact: Artifact) -> str:
         f"      <groupId>{escape(artifact.group)}</groupId>\n"
         f"      <artifactId>{escape(artifact.artifact)}</artifactId>\n"
         f"      <version>{escape(artifact.version)}</version>\n"
+        + (f"      <classifier>{escape(artifact.classifier)}</classifier>\n" if artifact.classifier else "")
+        + (f"      <type>{escape(artifact.type)}</type>\n" if artifact.type != "jar" else "")
         + (f"      <exclusions>\n{exclusions}      </exclusions>\n" if exclusions else "")
         + "    </dependency>\n"
     )

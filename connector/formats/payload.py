@@ -116,6 +116,11 @@ class Codec:
         """Whether the format writes changelog rows (`encode_change`), retractions included."""
         return type(self).encode_change is not Codec.encode_change
 
+    def prepare(self, payload: Column, fmt: PayloadFormat, stage_prefix: str) -> dict[str, Column]:
+        """Columns computed from the whole payload before its records are staged, which `decode` reads by name:
+        what Spark cannot compute inside the higher-order function that stages records (a Python function)."""
+        return {}
+
     def records(self, payload: Column, fmt: PayloadFormat) -> Column:
         """The records of one payload as an ARRAY, to `decode` one by one: the payload alone, unless the
         format packs several (a top-level JSON array). A NULL payload is one NULL record."""

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 BUILTIN = (
     "json", "csv", "raw", "avro", "avro_confluent", "debezium_json", "canal_json", "maxwell_json",
-    "debezium_avro_confluent", "parquet", "planned",
+    "debezium_avro_confluent", "parquet", "protobuf",
 )  # fmt: skip
 _registered: dict[str, Format] = {}
 

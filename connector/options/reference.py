@@ -180,14 +180,15 @@ def render_markdown() -> str:
     for fmt in format_registry.formats():
         if fmt.supported:
             lines.extend(_format_section(fmt))
-    lines.extend(["## Formats not supported yet", ""])
-    lines.append("Declaring one of these is an error (`unsupported-format`):")
-    lines.append("")
-    for fmt in format_registry.formats():
-        if not fmt.supported:
+    refused = [f for f in format_registry.formats() if not f.supported]
+    if refused:
+        lines.extend(["## Formats not supported yet", ""])
+        lines.append("Declaring one of these is an error (`unsupported-format`):")
+        lines.append("")
+        for fmt in refused:
             kind = " Changelog (CDC) format." if fmt.changelog else ""
             lines.append(f"- `{fmt.identifier}`: {fmt.description}{kind}")
-    lines.append("")
+        lines.append("")
     return "\n".join(lines)
 
 

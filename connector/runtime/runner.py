@@ -403,7 +403,7 @@ _RAISED = re.compile(r"\[USER_RAISED_EXCEPTION\] (.+?)(?: SQLSTATE: \w+)?$", re.
 # kafka-sql's own errors, as the last line of the Python traceback Spark wraps them in.
 _OWN_ERROR = re.compile(
     r"^[\w.]*\b(?:KafkaSourceError|DataLossError|KafkaSinkError|PipelineError|JdbcScanError|PythonFunctionError"
-    r"|DeltaSinkError|IcebergSinkError): (.+)$",
+    r"|DeltaSinkError|IcebergSinkError|ProtobufWriteError): (.+)$",
     re.MULTILINE,
 )
 _NOISE = ("An exception was raised by the Python Proxy. Return Message: ", "Traceback (most recent call last):")

@@ -14,6 +14,10 @@ the sink topics are read back after the run:
 * a sink in `avro-confluent` or `debezium-avro-confluent` (values written with `{"value_avro": {"schema": ...,
   "record": ...}}` input lines through the `registry_url` variable's registry): its values decoded with their writer
   schemas, as JSON text;
+* a sink in `protobuf`: its messages decoded with the case's `cases/<name>.proto` (input lines write them with
+  `{"value_protobuf": {"class": <Java class name>, "message": <the message as JSON>}}`), as JSON text; the
+  `proto_descriptor` variable is that file's descriptor set, for kafka-sql's 'protobuf.descriptor-file' (the
+  option is left out of the SQL Flink runs, which loads the classes protoc generates instead);
 * a `jdbc` sink: the rows of its PostgreSQL table, as psql prints them, ordered by the first column. Variables
   `db_<name>` are fresh table names, `jdbc_url` / `jdbc_password` the test server's; lines `-- postgres: <DDL>`
   create the tables first (Flink's JDBC sink, like kafka-sql's, needs them to exist).
@@ -25,8 +29,10 @@ refuse it, saying those words.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+import tempfile
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,7 +48,7 @@ from connector.sql.templating import render_string
 
 CASES = Path(__file__).resolve().parent / "cases"
 # PostgreSQL tables of the case, the database's url and password, the schema registry's url
-_SERVICE_VARIABLES = ("db_", "jdbc_", "registry_")
+_SERVICE_VARIABLES = ("db_", "jdbc_", "registry_", "proto_")
 _VAR = re.compile(r"""var\(\s*["']([A-Za-z_][A-Za-z0-9_]*)["']""")
 
 
@@ -89,6 +95,17 @@ class Case:
         return CASES / f"{self.name}.flink.json"
 
     @property
+    def proto(self) -> Path | None:
+        """The case's .proto file, if it has one."""
+        path = CASES / f"{self.name}.proto"
+        return path if path.exists() else None
+
+    def descriptor_set(self) -> Path:
+        """The case's .proto compiled into a descriptor set (protoc from Maven Central), once per process."""
+        assert self.proto is not None
+        return _descriptor_set(self.proto)
+
+    @property
     def uses_registry(self) -> bool:
         return "registry_url" in _VAR.findall(self.sql)
 
@@ -112,13 +129,20 @@ class Case:
             used = 1 + max((r.get("partition", 0) for r in self.inputs if r["topic"] == logical), default=0)
             partitions = max(used, self.partitions.get(logical, 1))
             broker.create_topic(bootstrap, topic, partitions)
+        if self.proto is not None:
+            variables["proto_descriptor"] = str(self.descriptor_set())
         producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
         for record in self.inputs:
+            value: bytes | None
+            if "value_avro" in record:
+                value = _avro_confluent(record, variables, registry)
+            elif "value_protobuf" in record:
+                value = _protobuf(record["value_protobuf"], self.descriptor_set())
+            else:
+                value = _payload(record, "value")
             producer.produce(
                 variables[record["topic"]],
-                value=_avro_confluent(record, variables, registry)
-                if "value_avro" in record
-                else _payload(record, "value"),
+                value=value,
                 key=_payload(record, "key"),
                 partition=record.get("partition", 0),
                 timestamp=record.get("timestamp", 0),
@@ -140,6 +164,12 @@ class Case:
                 kind = "upsert" if table.connector == "upsert-kafka" else "append"
                 chosen = (table.options.get("format") or table.options.get("value.format") or "")
                 registry = chosen.endswith("avro-confluent")  # avro-confluent, debezium-avro-confluent
+                if chosen == "protobuf":
+                    message_class = table.options.get("protobuf.message-class-name") or table.options.get(
+                        "value.protobuf.message-class-name"
+                    )
+                    kinds[by_name[table.options["topic"]]] = f"{kind}:protobuf:{message_class}"
+                    continue
                 kinds[by_name[table.options["topic"]]] = kind + (":avro-confluent" if registry else "")
             elif table is not None and table.options.get("table-name") in by_name:
                 kinds[by_name[table.options["table-name"]]] = "table"
@@ -159,6 +189,10 @@ class Case:
             if kind.endswith(":avro-confluent"):
                 assert "registry_url" in variables
                 kind, records = kind.split(":")[0], [[p, k, _from_registry(v, variables)] for p, k, v in records]
+            elif ":protobuf:" in kind:
+                kind, _, message_class = kind.split(":")
+                descriptor = Path(variables["proto_descriptor"])
+                records = [[p, k, _from_protobuf(v, message_class, descriptor)] for p, k, v in records]
             if kind == "upsert":
                 table: dict[str, str | None] = {}
                 for _, key, value in records:
@@ -194,6 +228,39 @@ def _from_registry(text: str | None, variables: dict[str, str]) -> str | None:
     data = bytes.fromhex(text[4:]) if text.startswith("hex:") else text.encode()
     decoded = AvroDeserializer(SchemaRegistryClient({"url": variables["registry_url"]}))(data, None)
     return json.dumps(decoded, sort_keys=True, default=str)
+
+
+@functools.cache
+def _descriptor_set(proto: Path) -> Path:
+    from connector.dev import protoc
+
+    out = Path(tempfile.mkdtemp(prefix="conformance-proto-")) / f"{proto.stem}.desc"
+    return protoc.compile_protos([proto], out)
+
+
+def _protobuf(value: dict[str, Any], descriptor: Path) -> bytes:
+    """`{"class": ..., "message": {...}}` written as protobuf, the message given in protobuf's JSON mapping."""
+    from google.protobuf import json_format, message_factory
+
+    from connector.formats.protobuf_messages import messages
+
+    found = messages(descriptor.read_bytes()).find(value["class"])
+    message = json_format.ParseDict(value["message"], message_factory.GetMessageClass(found)())
+    return message.SerializeToString()
+
+
+def _from_protobuf(text: str | None, message_class: str, descriptor: Path) -> str | None:
+    """A sink's protobuf value as JSON text: the fields it sets (proto names), sorted, maps by key."""
+    from google.protobuf import json_format, message_factory
+
+    from connector.formats.protobuf_messages import messages
+
+    if text is None:
+        return None
+    data = bytes.fromhex(text[4:]) if text.startswith("hex:") else text.encode()
+    found = messages(descriptor.read_bytes()).find(message_class)
+    message = message_factory.GetMessageClass(found).FromString(data)
+    return json.dumps(json_format.MessageToDict(message, preserving_proto_field_name=True), sort_keys=True)
 
 
 def _payload(record: dict[str, Any], field: str) -> bytes | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -33,6 +34,7 @@ JDBC = (
     Artifact("org.apache.flink", "flink-connector-jdbc-postgres", "4.0.0-2.0"),
     Artifact("org.postgresql", "postgresql", "42.7.14"),
 )
+PROTOBUF = Artifact("org.apache.flink", "flink-protobuf", FLINK_VERSION)  # with protobuf-java, which classes need
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 
@@ -46,12 +48,36 @@ def flink_jars() -> str:
     return ";".join(str(jar) for jar in jars)
 
 
+def protobuf_classes(case: Case, work: Path) -> list[str]:
+    """Jars Flink's protobuf format needs for the case: the format, protobuf-java, and the case's .proto compiled
+    to Java classes (protoc from Maven Central, javac) as Flink's users build them."""
+    from connector.dev import protoc
+
+    dest = broker.cache_dir().parent / f"flink-protobuf-{FLINK_VERSION}"
+    runtime = [str(j) for j in resolve_jars([PROTOBUF], dest)]
+    assert case.proto is not None
+    sources, classes = work / "java", work / "classes"
+    protoc.compile_protos([case.proto], work / "unused.desc", java_out=sources)
+    java = [str(p) for p in sources.rglob("*.java")]
+    classpath = ":".join(j for j in runtime if "protobuf-java" in j)
+    subprocess.run(["javac", "-nowarn", "-cp", classpath, "-d", str(classes), *java], check=True)
+    jar = work / f"{case.name}-classes.jar"
+    subprocess.run(["jar", "cf", str(jar), "-C", str(classes), "."], check=True)
+    return [*runtime, str(jar)]
+
+
+# kafka-sql's own option, which Flink would reject as unknown: Flink loads the compiled classes instead.
+_DESCRIPTOR_OPTION = re.compile(r"""\s*'(?:key\.|value\.)?protobuf\.descriptor-file'\s*=\s*'[^']*'\s*,""")
+
+
 def record(
     case: Case, bootstrap: str, python: str, jars: str, database: PostgresInfo, schemas: RegistryInfo
 ) -> dict[str, object]:
     variables = case.prepare(bootstrap, database, schemas)
+    if case.proto is not None:
+        jars = ";".join([jars, *protobuf_classes(case, Path(tempfile.mkdtemp(prefix=f"{case.name}-")))])
     with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as rendered:
-        rendered.write(case.render(variables))
+        rendered.write(_DESCRIPTOR_OPTION.sub("", case.render(variables)))
     run = subprocess.run(
         [python, str(HERE / "flink_job.py"), rendered.name, jars],
         capture_output=True,

@@ -120,6 +120,11 @@ def kafka_rows(
         key = [formats.decode(F.col("key"), key_fmt, "__key")] if key_fmt is not None else []
         return [value, *key]
 
+    prepared = value_fmt.codec.prepare(F.col("value"), value_fmt, "__value")
+    if key_fmt is not None:
+        prepared.update(key_fmt.codec.prepare(F.col("key"), key_fmt, "__key"))
+    if prepared:
+        raw = raw.select("*", *[column.alias(name) for name, column in prepared.items()])
     frame, decoded = formats.staged(raw, formats.records(F.col("value"), value_fmt), decode_record)
     value, key = decoded[0], (decoded[1] if key_fmt is not None else None)
 
