@@ -45,9 +45,10 @@ class Aggregate:
     bits: int | None = None  # an integer argument's width
     scale: int | None = None  # a DECIMAL result's scale
     floating: bool = False  # a FLOAT or DOUBLE argument
+    distinct: bool = False  # each value once (Flink's distinct MapView: value -> rows holding it)
 
 
-def typed(frame: DataFrame, function: str, argument: str | None, output: str) -> Aggregate:
+def typed(frame: DataFrame, function: str, argument: str | None, output: str, distinct: bool = False) -> Aggregate:
     """The aggregate `function` of column `argument` of `frame` (None: COUNT(*)), typed as Flink types it."""
     if argument is None:
         return Aggregate(function, None, output)
@@ -59,7 +60,7 @@ def typed(frame: DataFrame, function: str, argument: str | None, output: str) ->
     floating = isinstance(kind, FloatType | DoubleType)
     if function in ("SUM", "AVG") and bits is None and scale is None and not floating:
         raise AggregateError(f"{function} needs a numeric argument, not {kind.simpleString()}.")
-    return Aggregate(function, argument, output, bits, scale, floating)
+    return Aggregate(function, argument, output, bits, scale, floating, distinct)
 
 
 def result_type(frame: DataFrame, aggregate: Aggregate) -> DataType:
@@ -78,14 +79,16 @@ class Accumulator:
     retraction, in Flink's order, so DOUBLE sums round as Flink's do)."""
 
     def __init__(self, aggregate: Aggregate, counted: bool = False) -> None:
-        """`counted`: MIN and MAX count the values they saw, to retract one of a changelog."""
+        """`counted`: MIN and MAX count the values they saw, to retract one of a changelog. A DISTINCT aggregate
+        always counts them, and takes a value in when it first comes and out when its last row goes."""
         self.aggregate = aggregate
         self.rows = 0
         self.count = 0
         self.total: Any = 0
         self.least: Any = None
         self.most: Any = None
-        self.seen: dict[Any, int] | None = {} if counted else None  # value -> times added and not retracted
+        # value -> times added and not retracted
+        self.seen: dict[Any, int] | None = {} if counted or aggregate.distinct else None
 
     def _value(self, arguments: dict[str, Any]) -> Any:
         value = arguments[self.aggregate.argument] if self.aggregate.argument is not None else None
@@ -96,13 +99,16 @@ class Accumulator:
         value = self._value(arguments)
         if value is None:
             return
+        if self.seen is not None:
+            held = self.seen.get(value, 0)
+            self.seen[value] = held + 1
+            if held and self.aggregate.distinct:
+                return  # counted already
         self.count += 1
         if self.aggregate.function in ("SUM", "AVG"):
             self.total += value
         self.least = value if self.least is None or value < self.least else self.least
         self.most = value if self.most is None or value > self.most else self.most
-        if self.seen is not None:
-            self.seen[value] = self.seen.get(value, 0) + 1
 
     def retract(self, arguments: dict[str, Any], frame: Sequence[dict[str, Any]] | None = None) -> None:
         """Take out a row: one that left an OVER frame (`frame`: the rows still in it, which MIN and MAX look at
@@ -112,18 +118,22 @@ class Accumulator:
         value = self._value(arguments)
         if value is None:
             return
+        counted = frame is None and self.seen is not None
+        if counted:
+            assert self.seen is not None
+            if self.aggregate.distinct and value not in self.seen:
+                return  # never taken in (Flink's distinct view ignores it)
+            held = self.seen.pop(value, 0) - 1
+            if held > 0:
+                self.seen[value] = held
+                if self.aggregate.distinct:
+                    return  # other rows still hold the value
         self.count -= 1
         if self.aggregate.function in ("SUM", "AVG"):
             self.total -= value
         if self.aggregate.function not in ("MIN", "MAX"):
             return
-        if frame is not None or self.seen is None:
-            values = [v for v in map(self._value, frame or []) if v is not None]
-        else:
-            self.seen[value] = self.seen.get(value, 0) - 1
-            if self.seen[value] <= 0:
-                del self.seen[value]
-            values = list(self.seen)
+        values = list(self.seen or {}) if counted else [v for v in map(self._value, frame or []) if v is not None]
         self.least, self.most = (min(values), max(values)) if values else (None, None)
 
     def result(self) -> Any:

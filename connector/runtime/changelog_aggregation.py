@@ -44,7 +44,7 @@ def grouped_records(
 ) -> tuple[list[Aggregate], GroupedData]:
     """The typed aggregates and `frame`'s records for an operator keyed by `partition` (none: one key): each
     record's group keys (KEYS) and aggregated arguments (ARGS) as JSON text, and whether it retracts (RETRACTS)."""
-    aggregates = [typed(frame, a.function, a.argument, a.output) for a in aggregation.aggregates]
+    aggregates = [typed(frame, a.function, a.argument, a.output, a.distinct) for a in aggregation.aggregates]
     keys = list(partition) or [F.lit(0)]
     arguments = sorted({a.argument for a in aggregates if a.argument is not None})
     records = frame.select(

@@ -76,18 +76,20 @@ def extract(
     calls = [a for p in parts for a in p.find_all(exp.AggFunc) if a.find_ancestor(exp.Window) is None]
     for index, call in enumerate(calls):
         function = AGGREGATES.get(type(call))
-        if function is None or isinstance(call.this, exp.Distinct):
+        distinct = isinstance(call.this, exp.Distinct)
+        operand = call.this.expressions[0] if distinct and len(call.this.expressions) == 1 else call.this
+        if function is None or (distinct and len(call.this.expressions) != 1):
             raise TranspileError(
-                f"{flink_sql(call)} cannot be written as a changelog here: COUNT, SUM, AVG, MIN and MAX (without "
-                "DISTINCT) can.",
+                f"{flink_sql(call)} cannot be written as a changelog here: COUNT, SUM, AVG, MIN and MAX of one "
+                "argument (DISTINCT or not) can.",
                 call,
             )
         argument = None
-        if not isinstance(call.this, exp.Star):
+        if not isinstance(operand, exp.Star):
             argument = f"__agg_a{index}"
-            helpers.append(exp.alias_(call.this.copy(), argument, quoted=True))
+            helpers.append(exp.alias_(operand.copy(), argument, quoted=True))
         output = f"__agg_{number}_{index}"
-        found.aggregates.append(AggregateCall(function, argument, output))
+        found.aggregates.append(AggregateCall(function, argument, output, distinct))
         call.replace(exp.column(output, quoted=True))
     by_text = {key.sql(): name for key, name in zip(keys, key_names, strict=True)}
     by_name = {k.name.lower(): n for k, n in zip(keys, key_names, strict=True) if isinstance(k, exp.Column)}

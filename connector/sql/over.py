@@ -49,6 +49,7 @@ class AggregateCall:
     function: str  # COUNT, SUM, AVG, MIN or MAX
     argument: str | None  # the view's column aggregated; None for COUNT(*)
     output: str  # the column of the result
+    distinct: bool = False  # COUNT(DISTINCT x), ...: each value once (changelog GROUP BY only)
 
 
 @dataclass

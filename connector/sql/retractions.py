@@ -45,7 +45,7 @@ def aggregated_changelog(query: exp.Query, is_changelog: Callable[[str], bool]) 
 
 def retraction_problem(select: exp.Select, kept_values: bool = False) -> str | None:
     """Why the aggregates of `select`, over a changelog, cannot be retracted here; None when they can.
-    `kept_values`: MIN and MAX too, by the operator that keeps the values they saw
+    `kept_values`: MIN, MAX and DISTINCT aggregates too, by the operator that keeps the values they saw
     (`connector.runtime.changelog_aggregation`)."""
     retractable = (*RETRACTABLE, exp.Min, exp.Max) if kept_values else RETRACTABLE
     for node in select.find_all(exp.AggFunc, exp.Filter, exp.Window, exp.Subquery):
@@ -58,7 +58,7 @@ def retraction_problem(select: exp.Select, kept_values: bool = False) -> str | N
         name = node.sql_name() if isinstance(node, exp.Func) else node.key.upper()
         if not isinstance(node, retractable):
             return f"{name}, which keeps every value it saw to retract one (COUNT, SUM and AVG can)"
-        if isinstance(node.this, exp.Distinct):
+        if isinstance(node.this, exp.Distinct) and not kept_values:
             return f"{name}(DISTINCT ...), which keeps every value it saw to retract one"
     return None
 
