@@ -1,9 +1,10 @@
 """A pipeline lives through a broker killed with SIGKILL and restarted on the same data 15 s later.
 
 Java clients (and so Flink) retry what Kafka calls retriable, such as leaders not yet elected and coordinators still
-loading after a restart; the planner does too ('scan.retry-timeout'). The pipeline of the crash test (parquet files
-and an exactly-once Kafka topic) runs on a broker of its own while the broker goes down and comes back; then every
-record must be in both sinks exactly once.
+loading after a restart; the planner does too ('scan.retry-timeout'), and so do the exactly-once sink's transaction
+requests. The pipeline of the crash test (parquet files and an exactly-once Kafka topic) runs on a broker of its
+own; the broker is killed while a micro-batch of a large backlog is being written into a Kafka transaction, and
+comes back; then every record must be in both sinks exactly once.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow.parquet as pq
 import pytest
+from confluent_kafka import Consumer, TopicPartition
 from test_crash_recovery import CRASH_PIPELINE, PARTITIONS, Feed, commit_files, kill_all, start_run
 from test_run_e2e import read_topic
 
@@ -27,6 +29,17 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 OUTAGE_SECONDS = 15
+BACKLOG = 100_000  # records of the batch in flight when the broker dies: seconds of writing
+TOTAL = 30 + BACKLOG + 30
+
+
+def end_offset(bootstrap: str, topic: str) -> int:
+    """The end of partition 0 of `topic`: records of open transactions included."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "restart-check"})
+    try:
+        return int(consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10, cached=False)[1])
+    finally:
+        consumer.close()
 
 
 def wait_for(condition: object, what: str, timeout: float, log: Path, process: subprocess.Popen[bytes]) -> None:
@@ -56,17 +69,23 @@ def test_a_pipeline_keeps_running_through_a_broker_restart_and_loses_nothing(
         process = start_run(sql, checkpoint, log, variables)
         try:
             wait_for(lambda: len(commit_files(checkpoint)) >= 2, "the first batch of both queries", 180, log, process)
+            written = end_offset(info.bootstrap, out)
+            feed.send(BACKLOG)
+            # the transaction of the backlog's batch has records in the topic and no commit yet
+            in_flight = lambda: end_offset(info.bootstrap, out) > written + 1000  # noqa: E731
+            wait_for(in_flight, "the backlog's transaction to be written", 180, log, process)
+            assert end_offset(info.bootstrap, out) < written + BACKLOG, "the backlog was written before the kill"
             os.kill(info.pid, signal.SIGKILL)
             time.sleep(OUTAGE_SECONDS)
             assert process.poll() is None, f"the run ended while the broker was down; see {log}"
             restarted = broker.start(data_dir)
             assert restarted.bootstrap == info.bootstrap
             feed = Feed(info.bootstrap, topic)
-            feed.next_id = 30
+            feed.next_id = 30 + BACKLOG
             feed.send(30)
 
             def copied_all() -> bool:
-                return len({row.id for row in spark.read.parquet(str(files)).select("id").collect()}) == 60
+                return spark.read.parquet(str(files)).select("id").distinct().count() == TOTAL
 
             wait_for(copied_all, "the records produced after the restart", 240, log, process)
             assert process.poll() is None, f"the run ended; see {log}"
@@ -75,7 +94,7 @@ def test_a_pipeline_keeps_running_through_a_broker_restart_and_loses_nothing(
         finally:
             if process.poll() is None:
                 kill_all(process)
-        expected = [(i, f"p{i}") for i in range(60)]
+        expected = [(i, f"p{i}") for i in range(TOTAL)]
         rows = spark.read.parquet(str(files)).collect()
         assert sorted((r.id, r.payload) for r in rows) == expected
         listed = pq.read_table(str(files))

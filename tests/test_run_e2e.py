@@ -647,6 +647,24 @@ QUICKSTART_REVENUE = [
 
 
 @pytest.mark.slow
+def test_produce_reports_records_the_client_or_broker_refused(
+    kafka_bootstrap: str, topic_factory: Callable[..., str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing is dropped silently: a record above the client's limit names its line; one the broker refuses (above
+    the topic's max.message.bytes) is counted as not delivered, with the batch it travelled in."""
+    lines = tmp_path / "big.jsonl"
+    lines.write_text('{"id": 1}\n' + json.dumps({"id": 2, "pad": "x" * 1_200_000}) + "\n")
+    assert cli.main(["produce", topic_factory(), str(lines), "--bootstrap", kafka_bootstrap]) == 1
+    assert f"{lines}:2: cannot produce the record: " in capsys.readouterr().err
+    topic = topic_factory(config={"max.message.bytes": "50000"})
+    lines.write_text('{"id": 1}\n' + json.dumps({"id": 2, "pad": "x" * 200_000}) + "\n")
+    assert cli.main(["produce", topic, str(lines), "--bootstrap", kafka_bootstrap]) == 1
+    err = capsys.readouterr().err
+    assert f"of 2 record(s) were not delivered to '{topic}' at {kafka_bootstrap}: " in err, err
+    assert "Message size too large" in err
+
+
+@pytest.mark.slow
 def test_quickstart_prints_the_refunds_and_every_window(
     spark: SparkSession, kafka_bootstrap: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

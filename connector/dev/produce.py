@@ -15,6 +15,7 @@ from connector.connectors.kafka.retries import Refusals, Refused
 from connector.dev import broker
 
 METADATA_TIMEOUT_SECONDS = 30.0
+DELIVERY_TIMEOUT_SECONDS = 330.0  # a little more than librdkafka's default 'message.timeout.ms' (300 s)
 
 
 class ProduceError(Exception):
@@ -73,10 +74,22 @@ def produce_file(
             except (ValueError, KeyError, TypeError) as error:
                 raise ValueError(f"{path}:{lineno}: cannot read key field '{key_field}': {error}") from None
             key = str(value).encode()
-        producer.produce(topic, value=line.encode("utf-8"), key=key, on_delivery=delivered)
+        while True:
+            try:
+                producer.produce(topic, value=line.encode("utf-8"), key=key, on_delivery=delivered)
+                break
+            except BufferError:  # the client's queue is full (the broker slow or away): wait for deliveries
+                producer.poll(1)
+            except KafkaException as error:  # refused before sending (a record above 'message.max.bytes')
+                raise ProduceError(f"{path}:{lineno}: cannot produce the record: {error.args[0].str()}") from None
         producer.poll(0)
         count += 1
-    producer.flush(60)
-    if failures:
-        raise RuntimeError(f"{len(failures)} record(s) were not delivered to '{topic}': {failures[0]}")
+    # librdkafka retries each record until its 'message.timeout.ms' (5 min by default) and then reports it failed:
+    # wait for every report, so no record is dropped silently.
+    left = producer.flush(DELIVERY_TIMEOUT_SECONDS)
+    if failures or left:
+        first = f": {failures[0]}" if failures else ""
+        raise ProduceError(
+            f"{len(failures) + left} of {count} record(s) were not delivered to '{topic}' at {bootstrap}{first}"
+        )
     return count

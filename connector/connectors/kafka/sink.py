@@ -65,6 +65,7 @@ from pyspark.sql.types import StructType
 
 from connector.connectors.kafka.client_log import logged
 from connector.connectors.kafka.java_properties import librdkafka_properties
+from connector.connectors.kafka.retries import is_transient, retrying
 from connector.connectors.kafka.settings import NOT_CLIENT_PROPERTIES
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,10 @@ PARTITIONERS = ("default", "fixed", "round-robin")
 BATCH_ID_OPTION = "batch-id"  # set by foreachBatch writers; streaming writes read it from the task
 QUERY_ID_OPTION = "query-id"
 REQUEST_TIMEOUT_SECONDS = 30.0
+# How long a write task retries what Kafka calls retriable (a broker restarting, a coordinator loading, a leader
+# moving) in the requests around its records: the fixed partitioner's metadata, the transaction's fencing, marker
+# read, offsets and commit. The records themselves are retried by librdkafka until 'message.timeout.ms'.
+RETRY_SECONDS = 180.0
 # librdkafka: RD_KAFKA_PARTITION_UA, "let the partitioner choose".
 UNASSIGNED = -1
 DEFAULT_MESSAGE_MAX_BYTES = "1000000"  # librdkafka's message.max.bytes, as Java's max.request.size (1 MiB)
@@ -334,7 +339,14 @@ class _Router:
             return UNASSIGNED
         chosen = self.fixed.get(topic)
         if chosen is None:
-            metadata = self.producer.list_topics(topic, timeout=REQUEST_TIMEOUT_SECONDS).topics.get(topic)
+
+            def lookup() -> Any:
+                found = self.producer.list_topics(topic, timeout=REQUEST_TIMEOUT_SECONDS).topics.get(topic)
+                if found is not None and found.error is not None and is_transient(found.error):
+                    raise KafkaException(found.error)  # a leader being elected: retried
+                return found
+
+            metadata = retrying(lookup, f"metadata request for topic '{topic}'", RETRY_SECONDS)
             if metadata is None or metadata.error is not None or not metadata.partitions:
                 raise KafkaSinkError(
                     f"Cannot find the partitions of topic '{topic}': {getattr(metadata, 'error', None)}"
@@ -454,27 +466,42 @@ def _write_transaction(
             }
         )
     )
+    step = "transaction init (fencing older attempts)"
     try:
-        producer.init_transactions(REQUEST_TIMEOUT_SECONDS)  # fences older attempts, aborts what they left open
-        done = consumer.committed([marker], timeout=REQUEST_TIMEOUT_SECONDS)[0]
+        # fences older attempts and aborts what they left open; retriable until it succeeds (librdkafka's advice)
+        retrying(lambda: producer.init_transactions(REQUEST_TIMEOUT_SECONDS), step, RETRY_SECONDS)
+        step = "marker read"
+        read = retrying(lambda: consumer.committed([marker], timeout=REQUEST_TIMEOUT_SECONDS), step, RETRY_SECONDS)
+        done = read[0]
         if done.offset > batch_id and (done.metadata or "") == query_id:
             for _ in batches:  # this task's records of this batch are committed already
                 pass
             return KafkaCommitMessage(0, skipped=True)
         producer.begin_transaction()
         try:
+            step = "records"
             count = _produce_all(producer, _Router(settings, task, producer), batches)
             producer.flush()
             deliveries.raise_if_failed()
+            step = "marker offsets"
             progress = [TopicPartition(marker.topic, 0, batch_id + 1, metadata=query_id)]
-            producer.send_offsets_to_transaction(progress, consumer.consumer_group_metadata(), REQUEST_TIMEOUT_SECONDS)
-            producer.commit_transaction(REQUEST_TIMEOUT_SECONDS)
-        except BaseException:
-            producer.abort_transaction(REQUEST_TIMEOUT_SECONDS)
+            group = consumer.consumer_group_metadata()
+            retrying(
+                lambda: producer.send_offsets_to_transaction(progress, group, REQUEST_TIMEOUT_SECONDS),
+                step,
+                RETRY_SECONDS,
+            )
+            step = "transaction commit"
+            retrying(lambda: producer.commit_transaction(REQUEST_TIMEOUT_SECONDS), step, RETRY_SECONDS)
+        except BaseException as failure:
+            try:
+                producer.abort_transaction(REQUEST_TIMEOUT_SECONDS)
+            except KafkaException as error:  # the first failure is what the user needs; the abort's is logged
+                log.warning("Aborting Kafka transaction '%s' after %s failed too: %s", transactional_id, failure, error)
             raise
         return KafkaCommitMessage(count)
     except KafkaException as error:
-        raise KafkaSinkError(f"Kafka transaction '{transactional_id}' failed: {error}") from None
+        raise KafkaSinkError(f"Kafka transaction '{transactional_id}' failed at its {step}: {error}") from None
     finally:
         consumer.close()
         producer.flush(REQUEST_TIMEOUT_SECONDS)
