@@ -4,7 +4,8 @@ Java clients (and so Flink) retry what Kafka calls retriable, such as leaders no
 loading after a restart; the planner does too ('scan.retry-timeout'), and so do the exactly-once sink's transaction
 requests. The pipeline of the crash test (parquet files and an exactly-once Kafka topic) runs on a broker of its
 own; the broker is killed while a micro-batch of a large backlog is being written into a Kafka transaction, and
-comes back; then every record must be in both sinks exactly once.
+comes back; `kafka-sql produce`, started while it is down, waits for it; then every record must be in both sinks
+exactly once.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING
 import pyarrow.parquet as pq
 import pytest
 from confluent_kafka import Consumer, TopicPartition
-from test_crash_recovery import CRASH_PIPELINE, PARTITIONS, Feed, commit_files, kill_all, start_run
+from test_crash_recovery import CRASH_PIPELINE, KAFKA_SQL, PARTITIONS, Feed, commit_files, kill_all, start_run
 from test_run_e2e import read_topic
 
 from connector.dev import broker
@@ -76,13 +77,20 @@ def test_a_pipeline_keeps_running_through_a_broker_restart_and_loses_nothing(
             wait_for(in_flight, "the backlog's transaction to be written", 180, log, process)
             assert end_offset(info.bootstrap, out) < written + BACKLOG, "the backlog was written before the kill"
             os.kill(info.pid, signal.SIGKILL)
+            # the last records come from `kafka-sql produce`, started while the broker is down: it waits for it
+            last = tmp_path / "last.jsonl"
+            last.write_text("".join(f'{{"id": {i}, "payload": "p{i}"}}\n' for i in range(30 + BACKLOG, TOTAL)))
+            producing = subprocess.Popen(
+                [str(KAFKA_SQL), "produce", topic, str(last), "--bootstrap", info.bootstrap],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            )  # fmt: skip
             time.sleep(OUTAGE_SECONDS)
             assert process.poll() is None, f"the run ended while the broker was down; see {log}"
+            assert producing.poll() is None, producing.communicate()[0]
             restarted = broker.start(data_dir)
             assert restarted.bootstrap == info.bootstrap
-            feed = Feed(info.bootstrap, topic)
-            feed.next_id = 30 + BACKLOG
-            feed.send(30)
+            output = producing.communicate(timeout=120)[0]
+            assert producing.returncode == 0 and f"produced 30 record(s) to '{topic}'" in output, output
 
             def copied_all() -> bool:
                 return spark.read.parquet(str(files)).select("id").distinct().count() == TOTAL

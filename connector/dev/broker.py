@@ -31,6 +31,7 @@ from xml.sax.saxutils import escape
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ClusterMetadata, NewPartitions, NewTopic
 
+from connector.connectors.kafka.retries import retrying
 from connector.dev import local
 from connector.dev.listeners import Listener
 from connector.dev.maven import Artifact, MavenError, resolve_jars
@@ -189,11 +190,19 @@ def create_topic(
     """Create a topic (replication factor 1) and wait until its partitions have leaders; `client`: librdkafka
     settings for a secured broker."""
     admin = _admin(bootstrap, client)
-    futures = admin.create_topics(
-        [NewTopic(name, num_partitions=partitions, replication_factor=1, config=config or {})],
-        operation_timeout=timeout,
-    )
-    _result(futures[name], f"cannot create topic {name!r}", timeout)
+    topic = NewTopic(name, num_partitions=partitions, replication_factor=1, config=config or {})
+
+    attempts = []
+
+    def create() -> None:  # a retry after a reply lost in a broker restart may find the topic created
+        attempts.append(1)
+        try:
+            admin.create_topics([topic], operation_timeout=timeout)[name].result(timeout=timeout)
+        except KafkaException as exc:
+            if len(attempts) == 1 or _code(exc) != KafkaError.TOPIC_ALREADY_EXISTS:
+                raise
+
+    _retried(create, f"cannot create topic {name!r}", timeout)
     expected = _has_partitions(name, partitions)
     _wait_for(admin, timeout, f"topic {name!r} with {partitions} partitions", expected)
 
@@ -209,8 +218,18 @@ def add_partitions(bootstrap: str, name: str, total: int, timeout: float = 30.0)
 def delete_topic(bootstrap: str, name: str, timeout: float = 30.0, client: Mapping[str, str] | None = None) -> None:
     """Delete a topic and wait until metadata no longer lists it."""
     admin = _admin(bootstrap, client)
-    futures = admin.delete_topics([name], operation_timeout=timeout)
-    _result(futures[name], f"cannot delete topic {name!r}", timeout)
+
+    attempts = []
+
+    def delete() -> None:  # a retry after a reply lost in a broker restart may find the topic gone
+        attempts.append(1)
+        try:
+            admin.delete_topics([name], operation_timeout=timeout)[name].result(timeout=timeout)
+        except KafkaException as exc:
+            if len(attempts) == 1 or _code(exc) != KafkaError.UNKNOWN_TOPIC_OR_PART:
+                raise
+
+    _retried(delete, f"cannot delete topic {name!r}", timeout)
     _wait_for(admin, timeout, f"topic {name!r} to disappear", lambda md: name not in md.topics)
 
 
@@ -553,6 +572,21 @@ def _log_tail(data_dir: Path) -> str:
 
 def _admin(bootstrap: str, client: Mapping[str, str] | None = None) -> AdminClient:
     return AdminClient({**(client or {}), "bootstrap.servers": bootstrap})
+
+
+def _code(exc: KafkaException) -> int | None:
+    error = exc.args[0] if exc.args else None
+    return error.code() if isinstance(error, KafkaError) else None
+
+
+def _retried(request: Callable[[], None], failure: str, timeout: float) -> None:
+    """`request()`, retried through transient errors (a broker restarting: no controller yet, timeouts) for
+    `timeout` seconds; BrokerError saying `failure` and Kafka's words otherwise."""
+    try:
+        retrying(request, failure.replace("cannot ", "request to "), timeout)
+    except KafkaException as exc:
+        error = exc.args[0] if exc.args else None
+        raise BrokerError(f"{failure}: {error.str() if isinstance(error, KafkaError) else exc}") from exc
 
 
 def _result(future: Future[None], failure: str, timeout: float) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import cast
 
 import pyarrow as pa
-from confluent_kafka import Consumer, KafkaError, Message
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from pyspark import TaskContext
 from pyspark.sql.datasource import InputPartition
@@ -25,6 +25,7 @@ from connector.connectors.kafka.commit import CommitMode, commit_mode
 from connector.connectors.kafka.errors import DataLossError, KafkaSourceError
 from connector.connectors.kafka.offsets import data_loss_message
 from connector.connectors.kafka.records import RecordBuffer, end_of_input_batch
+from connector.connectors.kafka.retries import retrying
 from connector.connectors.kafka.settings import SourceSettings
 
 log = logging.getLogger(__name__)
@@ -219,7 +220,18 @@ def _on_error(
         return part.end if cast(int, message.offset()) >= part.end else position
     if code == KafkaError._AUTO_OFFSET_RESET:
         tp = KafkaTopicPartition(part.topic, part.partition)
-        earliest, latest = consumer.get_watermark_offsets(tp, timeout=REQUEST_TIMEOUT_SECONDS, cached=False)
+
+        def watermarks() -> tuple[int, int]:
+            low, high = consumer.get_watermark_offsets(tp, timeout=REQUEST_TIMEOUT_SECONDS, cached=False)
+            if low < 0 or high < 0:  # no leader to ask yet (a broker restarting): not an answer
+                unknown = KafkaError(KafkaError._NOENT, "no offsets: the partition has no leader", retriable=True)
+                raise KafkaException(unknown)
+            return low, high
+
+        # A broker coming back from a restart answers fetches before it knows its logs: the reset event it causes is
+        # judged against offsets it can give, asked again for 'scan.retry-timeout'.
+        what = f"request for the offsets of {part.topic}-{part.partition}"
+        earliest, latest = retrying(watermarks, what, settings.retry_timeout_ms / 1000.0)
         if earliest <= position < latest:
             # A stale reset event (e.g. from a fetch of the cached consumer's previous assignment): the offset we
             # want exists, so nothing is lost; read it again.
