@@ -191,18 +191,8 @@ def create_topic(
     settings for a secured broker."""
     admin = _admin(bootstrap, client)
     topic = NewTopic(name, num_partitions=partitions, replication_factor=1, config=config or {})
-
-    attempts = []
-
-    def create() -> None:  # a retry after a reply lost in a broker restart may find the topic created
-        attempts.append(1)
-        try:
-            admin.create_topics([topic], operation_timeout=timeout)[name].result(timeout=timeout)
-        except KafkaException as exc:
-            if len(attempts) == 1 or _code(exc) != KafkaError.TOPIC_ALREADY_EXISTS:
-                raise
-
-    _retried(create, f"cannot create topic {name!r}", timeout)
+    request = lambda: admin.create_topics([topic], operation_timeout=timeout)[name]  # noqa: E731
+    _retried(request, KafkaError.TOPIC_ALREADY_EXISTS, f"cannot create topic {name!r}", timeout)
     expected = _has_partitions(name, partitions)
     _wait_for(admin, timeout, f"topic {name!r} with {partitions} partitions", expected)
 
@@ -218,18 +208,8 @@ def add_partitions(bootstrap: str, name: str, total: int, timeout: float = 30.0)
 def delete_topic(bootstrap: str, name: str, timeout: float = 30.0, client: Mapping[str, str] | None = None) -> None:
     """Delete a topic and wait until metadata no longer lists it."""
     admin = _admin(bootstrap, client)
-
-    attempts = []
-
-    def delete() -> None:  # a retry after a reply lost in a broker restart may find the topic gone
-        attempts.append(1)
-        try:
-            admin.delete_topics([name], operation_timeout=timeout)[name].result(timeout=timeout)
-        except KafkaException as exc:
-            if len(attempts) == 1 or _code(exc) != KafkaError.UNKNOWN_TOPIC_OR_PART:
-                raise
-
-    _retried(delete, f"cannot delete topic {name!r}", timeout)
+    request = lambda: admin.delete_topics([name], operation_timeout=timeout)[name]  # noqa: E731
+    _retried(request, KafkaError.UNKNOWN_TOPIC_OR_PART, f"cannot delete topic {name!r}", timeout)
     _wait_for(admin, timeout, f"topic {name!r} to disappear", lambda md: name not in md.topics)
 
 
@@ -579,11 +559,23 @@ def _code(exc: KafkaException) -> int | None:
     return error.code() if isinstance(error, KafkaError) else None
 
 
-def _retried(request: Callable[[], None], failure: str, timeout: float) -> None:
-    """`request()`, retried through transient errors (a broker restarting: no controller yet, timeouts) for
-    `timeout` seconds; BrokerError saying `failure` and Kafka's words otherwise."""
+def _retried(request: Callable[[], Future[None]], done: int, failure: str, timeout: float) -> None:
+    """The admin request's result, asked again through transient errors (a broker restarting: no controller yet,
+    timeouts) for `timeout` seconds; a retry answered with `done` (the topic already created or deleted: the reply to
+    an earlier attempt was lost) succeeds. BrokerError saying `failure` and Kafka's words otherwise."""
+    attempts = 0
+
+    def attempt() -> None:
+        nonlocal attempts
+        attempts += 1
+        try:
+            request().result(timeout=timeout)
+        except KafkaException as exc:
+            if attempts == 1 or _code(exc) != done:
+                raise
+
     try:
-        retrying(request, failure.replace("cannot ", "request to "), timeout)
+        retrying(attempt, failure.replace("cannot ", "request to "), timeout)
     except KafkaException as exc:
         error = exc.args[0] if exc.args else None
         raise BrokerError(f"{failure}: {error.str() if isinstance(error, KafkaError) else exc}") from exc
