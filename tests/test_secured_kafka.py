@@ -132,15 +132,26 @@ def jaas(mechanism: str, password: str = "alice-secret") -> str:
 def test_a_pipeline_reads_writes_and_commits_with_flinks_sasl_properties(
     mechanism: str, secured: Secured, spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """The transactional sink, the group commit and the quality gate's lag reads go through the SASL connection."""
     names = topics(secured, mechanism)
-    sql = pipeline(tmp_path / "copy.sql", {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": mechanism,
-                                           "sasl.jaas.config": jaas(mechanism)})
+    results = tmp_path / "results"
+    sql = pipeline(
+        tmp_path / "copy.sql",
+        {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": mechanism, "sasl.jaas.config": jaas(mechanism)},
+        {"sink.delivery-guarantee": "exactly-once", "sink.transactional-id-prefix": f"sasl-{mechanism}",
+         "quality.results.path": str(results)},
+    )
+    sql.write_text(sql.read_text().replace(
+        "CREATE TABLE copied (id BIGINT, name STRING", "CREATE TABLE copied (id BIGINT, name STRING, "
+        "CONSTRAINT known EXPECT (id IS NOT NULL) ON VIOLATION DROP ROW"))  # fmt: skip
 
     result = run(capsys, sql, tmp_path / "cp", brokers=secured.sasl, **names)
 
     assert result.code == 0, result.err
     assert sorted(r["id"] for r in read_topic(secured.plaintext, names["out"])) == list(range(10))
     assert committed(secured.plaintext, names["group"], names["topic"], 2) == {0: 5, 1: 5}
+    record = json.loads((results / "copy.copied" / "batch-000000000000.json").read_text())
+    assert record["status"] == "passed" and record["lag"] == {names["topic"]: {"0": 0, "1": 0}}, record
     assert "alice-secret" not in result.err + result.out
 
 
@@ -441,27 +452,36 @@ def test_the_pytest_plugin_runs_pipelines_on_a_secured_test_broker(
 
 
 @pytest.mark.slow
-def test_spark_sql_reads_and_writes_a_secured_broker(secured: Secured, spark: SparkSession, tmp_path: Path) -> None:
+@pytest.mark.parametrize("listener", ["mtls", "sasl_ssl"])
+def test_spark_sql_reads_and_writes_a_secured_broker(
+    listener: str, secured: Secured, spark: SparkSession, tmp_path: Path
+) -> None:
     from pyspark.sql.streaming import StreamingQuery
 
     import connector
 
-    names = topics(secured, "spark-sql")
+    names = topics(secured, f"spark-sql-{listener}")
     truststore = trust_store(tmp_path / "truststore.jks", {"ca": secured.authority.certificate}, "changeit")
-    keystore = pkcs12_key_store(tmp_path / "alice.p12", secured.authority.issue("alice"), "store-secret")
-    security = (f"'properties.security.protocol' = 'SSL', 'properties.ssl.truststore.location' = '{truststore}', "
-                "'properties.ssl.truststore.password' = 'changeit', 'properties.ssl.keystore.type' = 'PKCS12', "
-                f"'properties.ssl.keystore.location' = '{keystore}', "
-                "'properties.ssl.keystore.password' = 'store-secret'")
+    trusted = (f"'properties.ssl.truststore.location' = '{truststore}', "
+               "'properties.ssl.truststore.password' = 'changeit'")
+    if listener == "mtls":
+        keystore = pkcs12_key_store(tmp_path / "alice.p12", secured.authority.issue("alice"), "store-secret")
+        security = (f"'properties.security.protocol' = 'SSL', {trusted}, 'properties.ssl.keystore.type' = 'PKCS12', "
+                    f"'properties.ssl.keystore.location' = '{keystore}', "
+                    "'properties.ssl.keystore.password' = 'store-secret'")
+    else:
+        security = ("'properties.security.protocol' = 'SASL_SSL', 'properties.sasl.mechanism' = 'SCRAM-SHA-512', "
+                    f"'properties.sasl.jaas.config' = '{jaas('SCRAM-SHA-512')}', {trusted}")
+    servers = getattr(secured, listener)
     installed = connector.install(spark.newSession(), checkpoint_dir=tmp_path / "checkpoints")
     try:
         session = installed.spark
         session.sql(f"""CREATE TABLE events (id BIGINT, name STRING) WITH ('connector' = 'kafka',
-            'topic' = '{names["topic"]}', 'properties.bootstrap.servers' = '{secured.mtls}', {security},
+            'topic' = '{names["topic"]}', 'properties.bootstrap.servers' = '{servers}', {security},
             'properties.group.id' = '{names["group"]}', 'scan.startup.mode' = 'earliest-offset',
             'scan.bounded.mode' = 'latest-offset', 'format' = 'json')""")
         session.sql(f"""CREATE TABLE copied (id BIGINT, name STRING) WITH ('connector' = 'kafka',
-            'topic' = '{names["out"]}', 'properties.bootstrap.servers' = '{secured.mtls}', {security},
+            'topic' = '{names["out"]}', 'properties.bootstrap.servers' = '{servers}', {security},
             'format' = 'json')""")
 
         query = session.sql("INSERT INTO copied SELECT id, name FROM events")
