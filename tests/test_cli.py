@@ -4,6 +4,7 @@ traceback for any mistake a user can make with a file."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -508,3 +509,27 @@ def test_every_verb_has_help(verb: str, expected: list[str], capsys: pytest.Capt
     assert f"kafka-sql {verb}" in text
     for option in expected:
         assert option in text
+
+
+@pytest.mark.slow
+def test_sqlglots_compiled_build_is_reported_as_a_setup_error(tmp_path: Path) -> None:
+    """`pip install sqlglot[c]` adds sqlglot's compiled build, which refuses the Flink dialect's parser: the user is
+    told what to remove, not shown an internal error."""
+    import importlib.metadata
+
+    version = importlib.metadata.version("sqlglot")
+    target = tmp_path / "compiled"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), f"sqlglot=={version}",
+         f"sqlglotc=={version}"],
+        check=True, capture_output=True, timeout=600,
+    )  # fmt: skip
+    pipeline = tmp_path / "p.sql"
+    pipeline.write_text(PRINT_SINK)
+    done = subprocess.run(
+        [sys.executable, "-m", "connector.entrypoints.cli", "validate", str(pipeline)],
+        env={**os.environ, "PYTHONPATH": str(target)}, capture_output=True, text=True, timeout=120, cwd=REPO,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: sqlglot's compiled build (the 'sqlglotc' package"), done.stderr
+    assert "pip uninstall sqlglotc" in done.stderr and "internal error" not in done.stderr

@@ -65,6 +65,14 @@ def _print_diagnostics(diagnostics: Sequence[Diagnostic], fmt: str) -> None:
         print_diagnostics(err, diagnostics)
 
 
+def _print_setup_error(error: Exception, fmt: str) -> None:
+    """What is wrong with the installation, not the pipeline."""
+    if fmt == "json":
+        _print_json({"error": {"kind": "setup", "message": str(error)}})
+    else:
+        err.print(f"error: {error}", markup=False)
+
+
 def _print_internal_error(error: Exception, fmt: str) -> None:
     """A bug, reported in the output format asked for: a `--format json` caller reads JSON whatever happened."""
     hint = "This is a bug in kafka-sql; set KAFKA_SQL_DEBUG=1 to see the traceback and report it."
@@ -342,9 +350,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except Exception as error:
         from connector.dev.broker import BrokerError
+        from connector.sql.parsing import CompiledSqlglotError
 
         if isinstance(error, BrokerError):
             err.print(f"broker: {error}", markup=False)
+            return EXIT_ERRORS
+        if isinstance(error, CompiledSqlglotError):
+            _print_setup_error(error, getattr(args, "format", "text"))
             return EXIT_ERRORS
         if os.environ.get("KAFKA_SQL_DEBUG"):
             raise

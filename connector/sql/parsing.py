@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
+from sqlglot.parser import Parser
 from sqlglot.tokens import Token, TokenType
 
 from connector.diagnostics import Diagnostic, PipelineError
@@ -53,6 +54,23 @@ def _lines_of(text: str) -> _Lines:
 _DIALECT = Flink()
 
 
+class CompiledSqlglotError(RuntimeError):
+    """sqlglot's compiled build is installed: it refuses the `flink` dialect, whose parser subclasses sqlglot's."""
+
+
+def _parser() -> Parser:
+    try:
+        return _DIALECT.parser(error_level=ErrorLevel.IMMEDIATE)
+    except TypeError as error:  # mypyc: "interpreted classes cannot inherit from compiled"
+        if "cannot inherit from compiled" not in str(error):
+            raise
+        raise CompiledSqlglotError(
+            "sqlglot's compiled build (the 'sqlglotc' package, which 'sqlglot[c]' installs) is in this environment, "
+            "and it does not allow dialects outside sqlglot, such as kafka-sql's Flink dialect, to extend its "
+            "parser. Remove it: pip uninstall sqlglotc"
+        ) from None
+
+
 def parse_script(sql: str, file: str = "<string>") -> list[ParsedStatement]:
     """Parse every statement of `sql`; raise PipelineError listing every syntax error found."""
     syntax_errors: list[Diagnostic] = []
@@ -74,7 +92,7 @@ def parse_statements(sql: str, file: str, syntax_errors: list[Diagnostic]) -> It
         raise PipelineError([_token_error(error, tokenizer, sql, lines, file)]) from None
 
     nesting.allow_max_depth()
-    parser = _DIALECT.parser(error_level=ErrorLevel.IMMEDIATE)
+    parser = _parser()
     for group in _statement_tokens(tokens):
         deepest = nesting.too_deep(group)
         if deepest is not None:
