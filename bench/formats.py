@@ -1,15 +1,17 @@
-"""Race of the record formats: the same records as JSON, as `avro` and as `avro-confluent`, run through the same
-pipeline by `kafka-sql run`, to see what decoding costs.
+"""Race of the record formats: the same records as JSON, as `avro`, as `avro-confluent` and as `protobuf`, run
+through the same pipeline by `kafka-sql run`, to see what decoding costs.
 
     .venv/bin/python bench/formats.py [--records 1000000] [--repeats 1]
 
 Starts a broker and a schema registry (`connector.dev`), writes --records records (bench/race.py's, about 210
 bytes as JSON) to a fresh 4-partition topic per format: JSON text; Avro binary of the table's schema as Flink
-derives it (fastavro); the Confluent wire format through the registry (confluent-kafka's Avro serializer). Then
+derives it (fastavro); the Confluent wire format through the registry (confluent-kafka's Avro serializer); protobuf
+messages of a proto3 message with the same fields (protoc from Maven Central, Google's protobuf package). Then
 each runs, as a user starts it, `INSERT INTO dst SELECT id, UPPER(customer), amount * 1.2, ts FROM src WHERE
 amount >= THRESHOLD` into a JSON topic (the same sink for all), timed as bench/race_flink.py times an engine:
 whole process, first output record, steady-state rate between the first and the last output record. Reported
-with each Avro format's ratio to JSON (issue #16's goal: avro-confluent within 1.5x of JSON's records/s).
+with each format's ratio to JSON (issue #16's goal: avro-confluent within 1.5x of JSON's records/s; protobuf is
+decoded per record in Python workers, Spark's protobuf module not being served for Spark 4).
 """
 
 from __future__ import annotations
@@ -47,7 +49,20 @@ CREATE TABLE dst ({columns}) WITH (
 );
 INSERT INTO dst SELECT id, UPPER(customer), amount * 1.2, ts FROM src WHERE amount >= {threshold};
 """
-FORMATS = ("json", "avro", "avro-confluent")
+FORMATS = ("json", "avro", "avro-confluent", "protobuf")
+PROTO = """
+syntax = "proto3";
+package bench;
+option java_multiple_files = true;
+message Order { int64 id = 1; string customer = 2; double amount = 3; int64 ts = 4; }
+"""
+
+
+def _descriptor(work: Path) -> Path:
+    from connector.dev import protoc
+
+    (work / "order.proto").write_text(PROTO)
+    return protoc.compile_protos([work / "order.proto"], work / "order.desc")
 
 
 def _avro_schema() -> dict[str, Any]:
@@ -56,7 +71,14 @@ def _avro_schema() -> dict[str, Any]:
     return table_schema([(c.name, c.data_type, c.nullable) for c in table.columns if c.data_type is not None])
 
 
-def _encoder(fmt: str, topic: str, registry_url: str) -> Callable[[dict[str, Any]], bytes]:
+def _encoder(fmt: str, topic: str, registry_url: str, descriptor: Path) -> Callable[[dict[str, Any]], bytes]:
+    if fmt == "protobuf":
+        from google.protobuf import message_factory
+
+        from connector.formats.protobuf_messages import messages
+
+        order = message_factory.GetMessageClass(messages(descriptor.read_bytes()).find("bench.Order"))
+        return lambda value: bytes(order(**value).SerializeToString())
     schema = fastavro.parse_schema(_avro_schema())
     if fmt == "avro":
 
@@ -75,9 +97,9 @@ def _encoder(fmt: str, topic: str, registry_url: str) -> Callable[[dict[str, Any
     return lambda value: serializer(value, context) or b""
 
 
-def produce(bootstrap: str, topic: str, count: int, fmt: str, registry_url: str) -> int:
+def produce(bootstrap: str, topic: str, count: int, fmt: str, registry_url: str, descriptor: Path) -> int:
     """Write `count` records in `fmt`; returns how many the pipeline's filter keeps."""
-    encode = None if fmt == "json" else _encoder(fmt, topic, registry_url)
+    encode = None if fmt == "json" else _encoder(fmt, topic, registry_url, descriptor)
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "batch.size": 1_000_000})
     kept = 0
     for i in range(count):
@@ -106,15 +128,20 @@ def main() -> None:
     info = broker.start(work / "broker", on_progress=print)
     schemas = registry.start(work / "registry")
     results: dict[str, Run] = {}
+    descriptor = _descriptor(work)
+    extras = {
+        "avro-confluent": f", 'avro-confluent.url' = '{schemas.url}'",
+        "protobuf": f", 'protobuf.descriptor-file' = '{descriptor}', 'protobuf.message-class-name' = 'bench.Order'",
+    }
     try:
         for fmt in FORMATS:
             source = f"race-formats-{fmt}"
             broker.create_topic(info.bootstrap, source, partitions=PARTITIONS)
-            expected = produce(info.bootstrap, source, args.records, fmt, schemas.url)
+            expected = produce(info.bootstrap, source, args.records, fmt, schemas.url, descriptor)
             runs = []
             for repeat in range(args.repeats):
                 sink = f"race-formats-out-{fmt}-{repeat}"
-                extra = f", 'avro-confluent.url' = '{schemas.url}'" if fmt == "avro-confluent" else ""
+                extra = extras.get(fmt, "")
                 sql = work / f"{fmt.replace('-', '_')}_{repeat}.sql"
                 sql.write_text(PIPELINE.format(columns=COLUMNS, source=source, sink=sink, bootstrap=info.bootstrap,
                                                fmt=fmt, extra=extra, threshold=THRESHOLD))  # fmt: skip
