@@ -94,3 +94,55 @@ def test_max_over_upsert_kafka_is_refused_naming_the_formats_that_take_it(tmp_pa
     assert [e.code for e in errors] == ["changelog-source"]
     assert "with MAX, which keeps every value it saw to retract one" in errors[0].message
     assert "MIN and MAX over a CDC format (debezium-json, canal-json" in errors[0].message
+
+
+CDC_TO_PRINT = """
+CREATE TABLE products (id INT, name STRING) WITH (
+  'connector' = 'kafka', 'topic' = '{{ var("products") }}', 'properties.bootstrap.servers' = '{{ var("brokers") }}',
+  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = '{{ var("format") }}'
+);
+CREATE TABLE shown (id INT, name STRING) WITH ('connector' = 'print', 'print-identifier' = 'cdc');
+INSERT INTO shown SELECT id, UPPER(name) FROM products;
+"""
+CHANGES = {
+    "debezium-json": [
+        {"before": None, "after": {"id": 1, "name": "a"}, "op": "c"},
+        {"before": {"id": 1, "name": "a"}, "after": {"id": 1, "name": "b"}, "op": "u"},
+        {"before": {"id": 1, "name": "b"}, "after": None, "op": "d"},
+    ],
+    "canal-json": [
+        {"data": [{"id": 1, "name": "a"}], "type": "INSERT"},
+        {"data": [{"id": 1, "name": "b"}], "old": [{"name": "a"}], "type": "UPDATE"},
+        {"data": [{"id": 1, "name": "b"}], "type": "DELETE"},
+    ],
+    "maxwell-json": [
+        {"data": {"id": 1, "name": "a"}, "type": "insert"},
+        {"data": {"id": 1, "name": "b"}, "old": {"name": "a"}, "type": "update"},
+        {"data": {"id": 1, "name": "b"}, "type": "delete"},
+    ],
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(CHANGES))
+def test_a_changelog_projected_into_print_shows_flinks_row_kinds(
+    fmt: str,
+    spark: SparkSession,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    kafka_bootstrap: str,
+    topic_factory: Callable[..., str],
+    produce: Callable[[str, Sequence[tuple[Any, ...]]], None],
+) -> None:
+    """As Flink's print sink shows a CDC source: an insert +I, an update its old row -U and its new row +U, a delete
+    -D."""
+    products = topic_factory()
+    produce(products, [(None, json.dumps(change).encode(), None, None, None) for change in CHANGES[fmt]])
+    sql = tmp_path / "shown.sql"
+    sql.write_text(CDC_TO_PRINT)
+
+    result = run(capsys, sql, tmp_path / "cp", brokers=kafka_bootstrap, products=products, format=fmt)
+
+    assert result.code == 0, result.err
+    assert [line for line in result.out.splitlines() if line.startswith("cdc> ")] == [
+        "cdc> +I[1, A]", "cdc> -U[1, A]", "cdc> +U[1, B]", "cdc> -D[1, B]",
+    ]  # fmt: skip

@@ -129,7 +129,7 @@ class CanalJsonCodec(ChangelogJsonCodec):
                 data,
                 lambda row, i: F.array(
                     event(text, F.lit(False), F.lit(None), old_image(row, olds[i], changed), metadata, True),
-                    event(text, F.lit(False), F.lit(None), row, metadata),
+                    event(text, F.lit(False), F.lit(None), row, metadata, update_after=True),
                 ),
             )
         )

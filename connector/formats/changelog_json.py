@@ -47,13 +47,16 @@ def event(
     image: Column,
     metadata: Mapping[str, Column] | None = None,
     update_before: bool = False,
+    update_after: bool = False,
 ) -> Column:
     """One change event of a message, as `records` returns them; `metadata` holds the message's metadata the table
-    reads (`read_metadata`), typed. An `update_before` event retracts the old row of an update."""
+    reads (`read_metadata`), typed. An `update_before` event retracts the old row of an update, an `update_after`
+    one adds its new row."""
     fields = [
         text.alias("text"),
         (deleted | F.lit(update_before)).alias("deleted"),
         F.lit(update_before).alias("update_before"),
+        F.lit(update_after).alias("update_after"),
         problem.cast(StringType()).alias("problem"),
         image.cast(StringType()).alias("image"),
     ]
@@ -132,13 +135,14 @@ class ChangelogJsonCodec(Codec):
     def decode(self, payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decoded:
         row = json_decode(payload.getField("image"), fmt, stage_prefix)
         # The other expressions run outside the generator that computes the stage: they may only read stage columns.
-        parts = ("event_text", "deleted", "update_before", "event_problem")
+        parts = ("event_text", "deleted", "update_before", "update_after", "event_problem")
         names = {part: f"{stage_prefix}_{part}" for part in parts}
         text = payload.getField("text")
         stage = {
             names["event_text"]: text,
             names["deleted"]: payload.getField("deleted"),
             names["update_before"]: payload.getField("update_before"),
+            names["update_after"]: payload.getField("update_after"),
             names["event_problem"]: F.coalesce(
                 payload.getField("problem"),
                 F.when(payload.getField("image").isNull(), because("a change event without its row", text)),
@@ -152,13 +156,16 @@ class ChangelogJsonCodec(Codec):
         absent = is_tombstone(F.col(names["event_text"]))
         deleted = F.coalesce(F.col(names["deleted"]), F.lit(False))
         update_before = F.coalesce(F.col(names["update_before"]), F.lit(False))
+        update_after = F.coalesce(F.col(names["update_after"]), F.lit(False))
         event_problem = F.col(names["event_problem"])
         if fmt.ignore_parse_errors:
             malformed = ~absent & (event_problem.isNotNull() | row.malformed)
             no_problem = F.lit(None).cast(StringType())
-            return Decoded(stage, row.values, absent, malformed, no_problem, deleted, metadata, update_before)
+            return Decoded(
+                stage, row.values, absent, malformed, no_problem, deleted, metadata, update_before, update_after
+            )
         problem = F.when(~absent, F.coalesce(event_problem, row.problem))
-        return Decoded(stage, row.values, absent, F.lit(False), problem, deleted, metadata, update_before)
+        return Decoded(stage, row.values, absent, F.lit(False), problem, deleted, metadata, update_before, update_after)
 
     def check(self, fmt: PayloadFormat, table: Table, format_key: str) -> None:
         refuse_changelog_key(fmt, table, format_key)

@@ -63,10 +63,13 @@ def envelope_schema(fmt: PayloadFormat, for_spark: bool = True) -> dict[str, Any
     return {"type": "record", "name": RECORD_NAME, "fields": [image("before"), image("after"), op]}
 
 
-def _event(deleted: Column, problem: Column, image: Column, update_before: bool = False) -> Column:
+def _event(
+    deleted: Column, problem: Column, image: Column, update_before: bool = False, update_after: bool = False
+) -> Column:
     return F.struct(
         (deleted | F.lit(update_before)).alias("deleted"),
         F.lit(update_before).alias("update_before"),
+        F.lit(update_after).alias("update_after"),
         problem.cast(StringType()).alias("problem"),
         image.alias("image"),
     )
@@ -89,7 +92,8 @@ class DebeziumAvroConfluentCodec(AvroCodec):
             .when(~deleted & after.isNull(), F.lit('the "after" field is null')),
         )
         tombstone = payload.isNull() | (F.length(payload) == F.lit(0))
-        old, new = _event(F.lit(False), problem, before, update_before=True), _event(F.lit(False), problem, after)
+        old = _event(F.lit(False), problem, before, update_before=True)
+        new = _event(F.lit(False), problem, after, update_after=True)
         update = F.array(old, new)
         single = F.array(_event(deleted, problem, F.when(deleted, before).otherwise(after)))
         return (
@@ -107,7 +111,9 @@ class DebeziumAvroConfluentCodec(AvroCodec):
         absent = event.isNull()
         deleted = F.coalesce(event.getField("deleted"), F.lit(False))
         update_before = F.coalesce(event.getField("update_before"), F.lit(False))
-        return Decoded(stage, values, absent, F.lit(False), event.getField("problem"), deleted, {}, update_before)
+        update_after = F.coalesce(event.getField("update_after"), F.lit(False))
+        problem = event.getField("problem")
+        return Decoded(stage, values, absent, F.lit(False), problem, deleted, {}, update_before, update_after)
 
     def encode_change(self, fmt: PayloadFormat, row: Mapping[str, Column], retracts: Column) -> Column:
         """Flink's DebeziumAvroSerializationSchema: an INSERT or UPDATE_AFTER as `after` with op c, a DELETE or

@@ -114,7 +114,7 @@ class DebeziumJsonCodec(ChangelogJsonCodec):
         })  # fmt: skip
         update = F.array(
             event(text, F.lit(False), problem, before, metadata, update_before=True),
-            event(text, F.lit(False), problem, after, metadata),
+            event(text, F.lit(False), problem, after, metadata, update_after=True),
         )
         single = F.array(event(text, deleted, problem, F.when(deleted, before).otherwise(after), metadata))
         return F.when((op == F.lit("u")) & problem.isNull(), update).otherwise(single)

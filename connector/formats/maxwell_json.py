@@ -73,7 +73,7 @@ class MaxwellJsonCodec(ChangelogJsonCodec):
         })  # fmt: skip
         update = F.array(
             event(text, F.lit(False), problem, old_image(data, parsed.getField("old")), metadata, update_before=True),
-            event(text, F.lit(False), problem, data, metadata),
+            event(text, F.lit(False), problem, data, metadata, update_after=True),
         )
         single = F.array(event(text, kind == F.lit("delete"), problem, data, metadata))
         return F.when((kind == F.lit("update")) & problem.isNull(), update).otherwise(single)

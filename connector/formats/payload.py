@@ -237,6 +237,7 @@ class Decoded:
     deleted: Column | None = None  # changelog formats: the row retracts (DELETE, UPDATE_BEFORE), else adds
     metadata: dict[str, Column] = field(default_factory=dict)  # the format's readable metadata, by key
     update_before: Column | None = None  # CDC formats: the row is the old row of an update (UPDATE_BEFORE)
+    update_after: Column | None = None  # CDC formats: the row is the new row of an update (UPDATE_AFTER)
 
 
 def _format_metadata(table: Table, role: str, readable: Mapping[str, str]) -> tuple[str, ...]:

@@ -24,7 +24,15 @@ from connector.options.factory import SourceBehaviour
 from connector.options.types import parse_duration
 from connector.secrets import mask_options
 from connector.sql import changes
-from connector.sql.catalog import DELETED_COLUMN, Function, Insert, Pipeline, Table
+from connector.sql.catalog import (
+    DELETED_COLUMN,
+    UPDATE_AFTER_COLUMN,
+    UPDATE_BEFORE_COLUMN,
+    Function,
+    Insert,
+    Pipeline,
+    Table,
+)
 from connector.sql.changelog_aggregation import ChangelogAggregation
 from connector.sql.deduplication import Deduplication
 from connector.sql.intervals import watermark_delay
@@ -56,6 +64,7 @@ class SourcePlan:
     final_watermark: bool = False  # a bounded scan ends with the end-of-input row (Flink's final watermark)
     lookup: bool = False  # looked up by a lookup join: a static relation of the connector's `lookup`
     retractions: bool = False  # the query's aggregates retract old rows: a CDC format's kept, upsert-kafka's normalized
+    row_kinds: bool = False  # a CDC projection into print: UPDATE_BEFORE rows kept, both update flags carried along
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -280,6 +289,11 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
             # The old rows of updates (and for upsert-kafka, of deletes): the aggregates retract them, a changelog
             # format's sink writes them.
             plans = {k: dataclasses.replace(p, retractions=True) for k, p in plans.items()}
+        # A print sink shows a CDC format's rows with Flink's kinds: +I, -U, +U, -D.
+        row_kinds = changelog and aggregated is None and sink.connector == "print" and isinstance(query, exp.Select)
+        row_kinds = row_kinds and all(p.table.connector != "upsert-kafka" for p in plans.values())
+        if row_kinds:
+            plans = {k: dataclasses.replace(p, row_kinds=True) for k, p in plans.items()}
         # The operator retracts MIN/MAX (validated: over a CDC format), and anything written as a changelog, which
         # needs each update's old row; Spark's aggregation retracts the rest with signed sums.
         by_operator = aggregated is not None and (
@@ -290,6 +304,8 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
         elif changelog and isinstance(query, exp.Select) and not any(isinstance(s, exp.Star) for s in query.selects):
             # A projection of a changelog (validation allows no more): tombstones stay deletes of their key.
             query = query.select(exp.column(DELETED_COLUMN), copy=False)
+            if row_kinds:
+                query = query.select(exp.column(UPDATE_BEFORE_COLUMN), exp.column(UPDATE_AFTER_COLUMN), copy=False)
         query_proctimes = dict(proctimes)
         query_proctimes.update((p.view, c) for p in plans.values() for c in _proctime_columns(p.table))
         updating = changes.produces_updates(pipeline, insert.query)

@@ -80,17 +80,19 @@ def _source_frame(
             marker = F.coalesce(F.col(reading.OFFSET) == reading.END_OF_INPUT_OFFSET, F.lit(False))
         name = f"{_RECORDS_READ}{source.view}{'_with_provenance' if provenance else ''}"  # unique in the query
         frame = frame.observe(name, F.count(F.when(~marker & ~update_before, 1)).alias("records"))
+    kinds = [c for c in (reading.UPDATE_BEFORE, reading.UPDATE_AFTER) if c in frame.columns]
     if reading.UPDATE_BEFORE in frame.columns:
-        # The old row of an update: an aggregate retracts it; a projection into a keyed sink has no use for it
-        # (Flink's DropUpdateBefore).
-        frame = frame if source.retractions else frame.where(~update_before)
-        frame = frame.drop(reading.UPDATE_BEFORE)
+        # The old row of an update: an aggregate retracts it, a print sink shows it (-U); a projection into a keyed
+        # sink has no use for it (Flink's DropUpdateBefore).
+        frame = frame if source.retractions or source.row_kinds else frame.where(~update_before)
+    if not source.row_kinds:
+        frame, kinds = frame.drop(*kinds), []
     if source.retractions and table.connector == "upsert-kafka":  # the old row of each key, to retract
         frame = normalize(frame, list(table.primary_key))
     visible = [c.name for c in table.columns if c.kind is not ColumnKind.COMPUTED]
     # upsert-kafka: a tombstone is a DELETE of its key; the flag travels with `SELECT *` to an upsert/print sink.
     deleted = [reading.DELETED] if reading.DELETED in frame.columns else []
-    hidden = deleted + (list(PROVENANCE) if provenance else [])
+    hidden = deleted + kinds + (list(PROVENANCE) if provenance else [])
     marker_only = [reading.OFFSET] if end_of_input and reading.OFFSET not in hidden else []  # finds the row
     hidden += marker_only
     computed = [c for c in table.columns if c.kind is ColumnKind.COMPUTED and c.expression is not None]
@@ -254,7 +256,8 @@ def start_query(
             over_aggregation(spark.sql(over.sql), over).createOrReplaceTempView(over.view)
         for aggregation in query.changelog_aggregations:  # a GROUP BY's changes with their retractions
             changelog_aggregation(spark.sql(aggregation.sql), aggregation).createOrReplaceTempView(aggregation.view)
-        frame = _align(spark.sql(sql), query.sink, query.insert.columns, PROVENANCE if gate else ())
+        keep = (*(PROVENANCE if gate else ()), reading.UPDATE_BEFORE, reading.UPDATE_AFTER)  # those it has
+        frame = _align(spark.sql(sql), query.sink, query.insert.columns, keep)
     if gate is not None:
         frame = gate.prepare(frame)
     _warn_if_input_ended(root / query.checkpoint, query)

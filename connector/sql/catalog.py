@@ -19,6 +19,9 @@ if TYPE_CHECKING:  # annotations only: the Kafka source imports this module, and
 # The hidden column of an upsert-kafka table's rows that marks a tombstone (a DELETE of the row's key); it travels
 # from the source (`connector.connectors.reading`) through a projection to an upsert sink.
 DELETED_COLUMN = "__deleted"
+# The hidden columns that tell a CDC format's UPDATE_BEFORE and UPDATE_AFTER rows from its DELETEs and INSERTs; they
+# travel through a projection to a print sink, which shows Flink's row kinds (-U, +U).
+UPDATE_BEFORE_COLUMN, UPDATE_AFTER_COLUMN = "__update_before", "__update_after"
 
 
 class ColumnKind(Enum):

@@ -24,6 +24,7 @@ from connector.connectors.reading import (
     OFFSET,
     PARTITION,
     TOPIC,
+    UPDATE_AFTER,
     UPDATE_BEFORE,
     VALUE_PROBLEM,
     column_type,
@@ -163,6 +164,8 @@ def kafka_rows(
         hidden.append(deleted.alias(DELETED))
     if value.update_before is not None:
         hidden.append(value.update_before.alias(UPDATE_BEFORE))
+    if value.update_after is not None:
+        hidden.append(value.update_after.alias(UPDATE_AFTER))
     if malformed_rows:
         hidden += [F.col("key").alias(HIDDEN_RAW_KEY), F.col("value").alias(HIDDEN_RAW_VALUE)]
     frame = frame.select(

@@ -22,6 +22,7 @@ from pyspark.sql.types import (
 
 from connector.connectors import registry
 from connector.connectors.print.factory import PrintOptions
+from connector.connectors.reading import UPDATE_AFTER, UPDATE_BEFORE
 from connector.connectors.writing import DELETED, BatchWriter, persisted_columns
 from connector.sql.catalog import Table
 
@@ -98,7 +99,8 @@ def start(
 
 
 def batch_writer(frame: DataFrame, table: Table, output_mode: str, checkpoint: str) -> BatchWriter:
-    """Update mode carries no before-image, so every row is `+U` there; deletes are `-D`."""
+    """Update mode carries no before-image, so every row is `+U` there; deletes are `-D`; a CDC format's rows carry
+    their kinds (`-U` the old row of an update, `+U` its new row)."""
     return PrintBatch(table, frame.columns, "+U" if output_mode == "update" else "+I")
 
 
@@ -114,9 +116,10 @@ class PrintBatch:
         self.stderr = standard_error is True
         self.columns = [c.name for c in persisted_columns(table)]
         self.deletes = DELETED in columns
+        self.kinds = [c for c in (UPDATE_BEFORE, UPDATE_AFTER) if c in columns]
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
-        selected = batch.select(*self.columns, *([DELETED] if self.deletes else []))
+        selected = batch.select(*self.columns, *([DELETED] if self.deletes else []), *self.kinds)
         types = {f.name: f.dataType for f in selected.schema.fields}
         out = sys.stderr if self.stderr else sys.stdout
         # One job for the batch: toLocalIterator runs one per partition, and the output of a stateful operator has
@@ -127,5 +130,9 @@ class PrintBatch:
 
     def line(self, row: Row, types: dict[str, DataType]) -> str:
         kind = "-D" if self.deletes and row[DELETED] else self.kind
+        if self.kinds and row[UPDATE_BEFORE]:
+            kind = "-U"
+        elif self.kinds and row[UPDATE_AFTER]:
+            kind = "+U"
         fields = ", ".join(flink_text(row[name], types[name]) for name in self.columns)
         return f"{self.prefix}{kind}[{fields}]"
