@@ -151,3 +151,21 @@ def test_protobuf_as_key_and_value_format(spark: SparkSession, descriptor: Path)
     keys = encoded(spark, tbl, "key", [("k-1",)], "sku string")
     rows, _ = decode_rows(spark, tbl, [(keys[0], _message(descriptor, id=3, customer="cy"))])
     assert values(rows, "sku", "id", "customer") == [("k-1", 3, "cy")]
+
+
+def test_a_row_without_a_proto2_required_field_fails_the_write_naming_the_table(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Flink's serializer fails the job (FlinkRuntimeException) on a message missing a required field; so does this,
+    saying which table and message."""
+    source = tmp_path / "legacy.proto"
+    source.write_text(
+        'syntax = "proto2";\npackage legacy;\nmessage Event { required int64 id = 1; optional string name = 2; }\n'
+    )
+    descriptor = protoc.compile_protos([source], tmp_path / "legacy.desc")
+    options = {"format": "protobuf", "protobuf.descriptor-file": str(descriptor),
+               "protobuf.message-class-name": "legacy.Legacy$Event"}  # fmt: skip
+    tbl = table("id BIGINT, name STRING", options)
+    assert len(encoded(spark, tbl, "value", [(1, None)], "id bigint, name string")[0]) == 2  # id 1; name unset
+    with pytest.raises(Exception, match=r"ProtobufWriteError: Table 'orders': cannot write a row as legacy.Event: "):
+        encoded(spark, tbl, "value", [(None, "x")], "id bigint, name string")
