@@ -154,25 +154,72 @@ def test_table_functions_join_each_row_with_the_rows_they_yield(
     ]  # fmt: skip
 
 
+FAILING = """
+CREATE FUNCTION inverse AS 'pricing.inverse' LANGUAGE PYTHON;
+CREATE TABLE t (k STRING, id BIGINT) WITH (
+  'connector' = 'kafka', 'topic' = '{{ var("src") }}', 'properties.bootstrap.servers' = '{{ var("brokers") }}',
+  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json'
+);
+CREATE TABLE o (k STRING, inv DOUBLE) WITH ('connector' = 'print');
+"""
+
+
 @pytest.mark.slow
-def test_a_failing_function_is_named_with_the_arguments_of_the_failing_call(
-    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    "statements",
+    [
+        "INSERT INTO o SELECT k, inverse(id) FROM t WHERE id < 10;",
+        "CREATE VIEW sums AS SELECT k, SUM(inverse(id)) AS inv FROM t GROUP BY k;\nINSERT INTO o SELECT * FROM sums;",
+    ],
+    ids=["projection", "aggregate-in-view"],
+)
+def test_a_failing_function_names_the_call_and_the_record_it_failed_on(
+    spark: SparkSession,
+    kafka_bootstrap: str,
+    topic_factory: Callable[..., str],
+    produce: Callable[[str, Sequence[Any]], None],
+    statements: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     from test_run_e2e import run
 
     (tmp_path / "pricing.py").write_text(MODULE)
-    (tmp_path / "inverse.sql").write_text(
-        "CREATE FUNCTION inverse AS 'pricing.inverse' LANGUAGE PYTHON;\n"
-        "CREATE TABLE t (id BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '3', "
-        "'fields.id.kind' = 'sequence', 'fields.id.start' = '0', 'fields.id.end' = '2');\n"
-        "CREATE TABLE o (id BIGINT, inv DOUBLE) WITH ('connector' = 'blackhole');\n"
-        "INSERT INTO o SELECT id, inverse(id) FROM t;\n"
-    )
+    (tmp_path / "inverse.sql").write_text(FAILING + statements)
+    src = topic_factory(partitions=2)
+    rows = [("a", 4, 0), ("b", 2, 1), ("b", 5, 1), ("b", 0, 1), ("a", 8, 0)]
+    produce(src, [(None, json.dumps({"k": k, "id": i}).encode(), p, None, None) for k, i, p in rows])
 
-    result = run(capsys, tmp_path / "inverse.sql", tmp_path / "cp")
+    result = run(capsys, tmp_path / "inverse.sql", tmp_path / "cp", brokers=kafka_bootstrap, src=src)
 
     assert result.code != 0
-    assert "Python function 'inverse' failed on (0): ZeroDivisionError: division by zero" in result.err
+    assert (
+        f"Python function 'inverse' failed on (0) for the record at topic '{src}', partition 1, offset 2: "
+        "ZeroDivisionError: division by zero" in result.err
+    )
+
+
+@pytest.mark.parametrize(
+    ("query", "located"),
+    [
+        ("SELECT *, f(id) FROM t WHERE f(id) > 1",
+         "SELECT `t`.`id`, `t`.`name`, __F_AT_ROW(id, `t`.`__topic`, `t`.`__partition`, `t`.`__offset`) "
+         "AS `F(id)` FROM `__dq_t` AS `t` WHERE __F_AT_ROW(id, `t`.`__topic`, `t`.`__partition`, `t`.`__offset`) > 1"),
+        ("SELECT name, SUM(f(id)) AS s, f(name) AS g FROM t AS x GROUP BY name",
+         "SELECT name, SUM(__F_AT_ROW(id, `x`.`__topic`, `x`.`__partition`, `x`.`__offset`)) AS s, F(name) AS g "
+         "FROM `__dq_t` AS x GROUP BY name"),
+        ("SELECT f(id) AS v, `t`.`__offset` FROM `__dq_t` AS `t`",  # a gated query's, already with its position
+         "SELECT __F_AT_ROW(id, `t`.`__topic`, `t`.`__partition`, `t`.`__offset`) AS v, `t`.`__offset` "
+         "FROM `__dq_t` AS `t`"),
+        ("SELECT a.id, f(b.id) FROM t AS a JOIN t AS b ON a.id = b.id", None),
+        ("SELECT f(x) FROM (SELECT id AS x FROM t)", None),
+    ],
+    ids=["projection", "aggregate-argument", "gated", "join", "not-a-source"],
+)
+def test_function_calls_on_one_source_s_rows_get_the_row_s_position(query: str, located: str | None) -> None:
+    from connector.quality.provenance import with_located_calls
+
+    assert with_located_calls(query, {"t": ["id", "name"]}, {"f": "__f_at_row"}) == (located or query)
 
 
 @pytest.mark.parametrize(

@@ -32,11 +32,11 @@ from connector.planning.plan import PipelinePlan, QueryPlan, SourcePlan, source_
 from connector.quality import gate as quality_gate
 from connector.quality.expectations import has_quality
 from connector.quality.gate import QualityGate
-from connector.quality.provenance import PROVENANCE, provenance_view, with_provenance
+from connector.quality.provenance import PROVENANCE, provenance_view, with_located_calls, with_provenance
 from connector.runtime.changelog_aggregation import changelog_aggregation
 from connector.runtime.normalize import normalize
 from connector.runtime.over import over_aggregation
-from connector.runtime.python_udfs import register_functions
+from connector.runtime.python_udfs import located_name, register_functions
 from connector.runtime.temporal import temporal_join
 from connector.runtime.top_n import top_n
 from connector.runtime.top_n_aggregation import top_n_of_aggregation
@@ -222,6 +222,7 @@ def start_query(
     """Start one query; with a `gate`, its rows carry their source position where the query allows it, and
     every micro-batch passes the gate before the sink writes it."""
     view_columns = {}
+    functions = {f.name: located_name(f.name) for f in plan.functions if not f.table}
     for source in query.sources:
         if source.lookup:  # a static relation, read again by every micro-batch that joins it
             reading.lookup_dataframe(spark, source.table).createOrReplaceTempView(source.view)
@@ -229,33 +230,40 @@ def start_query(
         malformed = gate is not None and source.table in gate.malformed_sources
         source_rows = _source_frame(spark, source, malformed_rows=malformed, counted=True)
         source_rows.createOrReplaceTempView(source.view)
-        if gate is not None:  # the query reads one of the two views: `with_provenance` chooses
+        if gate is not None or functions:  # the query reads either view: `with_provenance` and `located` choose
             view_columns[source.view] = source_rows.columns
             provenance_rows = _source_frame(spark, source, provenance=True, malformed_rows=malformed, counted=True)
             provenance_rows.createOrReplaceTempView(provenance_view(source.view))
+
+    def located(sql: str) -> str:  # Python functions called on a source's rows name the row's record on failure
+        return with_located_calls(sql, view_columns, functions)
+
     sql = query.spark_sql
     if gate is not None:
         sql = with_provenance(sql, view_columns) or sql
+    sql = located(sql)
     with flink_arithmetic(spark):  # views capture the settings they are created with
         for name, view_sql in plan.views:
-            spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW `{name}` AS {view_sql}")
+            spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW `{name}` AS {located(view_sql)}")
         for temporal in query.temporal_joins:  # event-time temporal joins: views both sides' rows define
             temporal_join(spark.table(temporal.left), spark.table(temporal.right), temporal).createOrReplaceTempView(
                 temporal.view
             )
         for deduplication in query.deduplications:  # Flink's first row per key: Spark's dropDuplicates
             if deduplication.top is None:
-                rows = spark.sql(deduplication.sql).dropDuplicates(deduplication.keys)
+                rows = spark.sql(located(deduplication.sql)).dropDuplicates(deduplication.keys)
             elif deduplication.aggregation is not None:  # a Top-N of a GROUP BY's rows: one operator does both
-                grouped = spark.sql(deduplication.aggregation.sql)
+                grouped = spark.sql(located(deduplication.aggregation.sql))
                 rows = top_n_of_aggregation(grouped, deduplication.aggregation, deduplication.keys, deduplication.top)
             else:  # a Top-N: the N first rows per key, what changes emitted with __deleted
-                rows = top_n(spark.sql(deduplication.sql), deduplication.keys, deduplication.top)
+                rows = top_n(spark.sql(located(deduplication.sql)), deduplication.keys, deduplication.top)
             rows.createOrReplaceTempView(deduplication.view)
         for over in query.over_aggregations:  # every row with aggregates over the rows before it
-            over_aggregation(spark.sql(over.sql), over).createOrReplaceTempView(over.view)
+            over_aggregation(spark.sql(located(over.sql)), over).createOrReplaceTempView(over.view)
         for aggregation in query.changelog_aggregations:  # a GROUP BY's changes with their retractions
-            changelog_aggregation(spark.sql(aggregation.sql), aggregation).createOrReplaceTempView(aggregation.view)
+            changelog_aggregation(spark.sql(located(aggregation.sql)), aggregation).createOrReplaceTempView(
+                aggregation.view
+            )
         keep = (*(PROVENANCE if gate else ()), reading.UPDATE_BEFORE, reading.UPDATE_AFTER)  # those it has
         frame = _align(spark.sql(sql), query.sink, query.insert.columns, keep)
     if gate is not None:

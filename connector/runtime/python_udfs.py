@@ -31,12 +31,13 @@ _shipped: set[str] = set()  # (SparkContext, top-level module) pairs already add
 
 
 def register_functions(spark: SparkSession, functions: Sequence[Function]) -> None:
-    """Register each function under its SQL name for the session's queries: scalar functions as Python UDFs, table
-    functions as Python UDTFs (what `LATERAL f(x)` calls)."""
+    """Register each function under its SQL name for the session's queries: scalar functions as Python UDFs (and
+    their variant naming the failing row's source record, `located_name`), table functions as Python UDTFs (what
+    `LATERAL f(x)` calls)."""
     for declared in functions:
-        function = python_functions.resolve(declared.identifier, [Path(declared.directory)])
-        _ship(spark, function)
-        function = naming_failures(function, declared.name)
+        raw = python_functions.resolve(declared.identifier, [Path(declared.directory)])
+        _ship(spark, raw)
+        function = naming_failures(raw, declared.name)
         if declared.table:
             columns = spark_type(declared.result_type)
             assert isinstance(columns, StructType)  # a table function's result type is its ROW of columns
@@ -44,20 +45,45 @@ def register_functions(spark: SparkSession, functions: Sequence[Function]) -> No
                 udtf = UserDefinedTableFunction(table_function(function, len(columns.fields), outer), columns)
                 spark.udtf.register(name, udtf)
         else:
-            spark.udf.register(declared.name, F.udf(function, spark_type(declared.result_type), useArrow=True))
+            result_type = spark_type(declared.result_type)
+            spark.udf.register(declared.name, F.udf(function, result_type, useArrow=True))
+            located = naming_failures(raw, declared.name, located=True)
+            spark.udf.register(located_name(declared.name), F.udf(located, result_type, useArrow=True))
+
+
+def located_name(name: str) -> str:
+    """The SQL name of the variant of scalar function `name` that takes the row's source topic, partition and offset
+    as three more arguments, for its error to name them (`connector.quality.provenance.with_located_calls`)."""
+    return f"__{name}_at_row"
 
 
 class PythonFunctionError(Exception):
-    """A pipeline's Python function raised; the message names it and the arguments of the failing call."""
+    """A pipeline's Python function raised; the message names it, the arguments of the failing call and, where
+    known, the source record of the row."""
 
 
-def naming_failures(function: Callable[..., Any], name: str) -> Callable[..., Any]:
+def naming_failures(function: Callable[..., Any], name: str, located: bool = False) -> Callable[..., Any]:
     """`function`, raising PythonFunctionError (function name, its arguments, the error) instead of a bare error
-    whose Spark traceback names neither; a generator's error is raised while it yields."""
+    whose Spark traceback names neither; a generator's error is raised while it yields. `located`: the function
+    takes the row's topic, partition and offset as three more arguments, which the error names."""
 
-    def failed(arguments: tuple[Any, ...], err: Exception) -> PythonFunctionError:
+    def failed(arguments: tuple[Any, ...], err: Exception, where: str = "") -> PythonFunctionError:
         shown = ", ".join(reprlib.repr(a) for a in arguments)
-        return PythonFunctionError(f"Python function '{name}' failed on ({shown}): {type(err).__name__}: {err}")
+        return PythonFunctionError(
+            f"Python function '{name}' failed on ({shown}){where}: {type(err).__name__}: {err}"
+        )
+
+    if located:
+
+        @functools.wraps(function)
+        def call_at(*arguments: Any) -> Any:
+            *own, topic, partition, offset = arguments
+            try:
+                return function(*own)
+            except Exception as err:
+                raise failed(tuple(own), err, _position(topic, partition, offset)) from err
+
+        return call_at
 
     if inspect.isgeneratorfunction(function):
 
@@ -78,6 +104,15 @@ def naming_failures(function: Callable[..., Any], name: str) -> Callable[..., An
             raise failed(arguments, err) from err
 
     return call
+
+
+def _position(topic: str | None, partition: int | None, offset: int | None) -> str:
+    """Where a row comes from, as errors name it: a Kafka record, a file, or nothing (generated rows)."""
+    if topic is None:
+        return ""
+    if partition is None:
+        return f" for a row of file {topic}"
+    return f" for the record at topic '{topic}', partition {partition}, offset {offset}"
 
 
 def table_function(function: Callable[..., Iterable[Any]], width: int, outer: bool) -> type:
