@@ -56,6 +56,10 @@ def untyped_rows(text) -> Iterator:
 
 def inverse(value: int) -> float:
     return 1 / value
+
+
+def inverses(value: int) -> Iterator[float]:
+    yield 1 / value
 """
 
 PIPELINE = """
@@ -166,18 +170,22 @@ CREATE TABLE o (k STRING, inv DOUBLE) WITH ('connector' = 'print');
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "statements",
+    ("function", "statements"),
     [
-        "INSERT INTO o SELECT k, inverse(id) FROM t WHERE id < 10;",
-        "CREATE VIEW sums AS SELECT k, SUM(inverse(id)) AS inv FROM t GROUP BY k;\nINSERT INTO o SELECT * FROM sums;",
+        ("inverse", "INSERT INTO o SELECT k, inverse(id) FROM t WHERE id < 10;"),
+        ("inverse", "CREATE VIEW s AS SELECT k, SUM(inverse(id)) AS inv FROM t GROUP BY k;\n"
+         "INSERT INTO o SELECT * FROM s;"),
+        ("inverses", "CREATE FUNCTION inverses AS 'pricing.inverses' LANGUAGE PYTHON;\n"
+         "INSERT INTO o SELECT t.k, i.v FROM t, LATERAL TABLE(inverses(t.id)) AS i(v);"),
     ],
-    ids=["projection", "aggregate-in-view"],
+    ids=["projection", "aggregate-in-view", "table-function"],
 )
 def test_a_failing_function_names_the_call_and_the_record_it_failed_on(
     spark: SparkSession,
     kafka_bootstrap: str,
     topic_factory: Callable[..., str],
     produce: Callable[[str, Sequence[Any]], None],
+    function: str,
     statements: str,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
@@ -194,7 +202,7 @@ def test_a_failing_function_names_the_call_and_the_record_it_failed_on(
 
     assert result.code != 0
     assert (
-        f"Python function 'inverse' failed on (0) for the record at topic '{src}', partition 1, offset 2: "
+        f"Python function '{function}' failed on (0) for the record at topic '{src}', partition 1, offset 2: "
         "ZeroDivisionError: division by zero" in result.err
     )
 
@@ -211,10 +219,13 @@ def test_a_failing_function_names_the_call_and_the_record_it_failed_on(
         ("SELECT f(id) AS v, `t`.`__offset` FROM `__dq_t` AS `t`",  # a gated query's, already with its position
          "SELECT __F_AT_ROW(id, `t`.`__topic`, `t`.`__partition`, `t`.`__offset`) AS v, `t`.`__offset` "
          "FROM `__dq_t` AS `t`"),
+        ("SELECT t.id, w.a FROM t, LATERAL f(t.id) AS w(a)",
+         "SELECT t.id, w.a FROM `__dq_t` AS `t` CROSS JOIN LATERAL __F_AT_ROW(t.id, `t`.`__topic`, `t`.`__partition`, "
+         "`t`.`__offset`) AS w(a)"),
         ("SELECT a.id, f(b.id) FROM t AS a JOIN t AS b ON a.id = b.id", None),
         ("SELECT f(x) FROM (SELECT id AS x FROM t)", None),
     ],
-    ids=["projection", "aggregate-argument", "gated", "join", "not-a-source"],
+    ids=["projection", "aggregate-argument", "gated", "lateral", "join", "not-a-source"],
 )
 def test_function_calls_on_one_source_s_rows_get_the_row_s_position(query: str, located: str | None) -> None:
     from connector.quality.provenance import with_located_calls

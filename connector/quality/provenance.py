@@ -53,8 +53,9 @@ def with_located_calls(spark_sql: str, views: Mapping[str, Sequence[str]], funct
     """`spark_sql` with each call of a Python function of `functions` (SQL name -> the name of its variant that
     takes the row's topic, partition and offset as three more arguments) replaced by its variant, where the call
     runs on rows of one source view of `views` (its columns, which expand `*`): a query block reading that view
-    alone (switched to its provenance view, or already reading it), the call outside aggregates or inside an
-    aggregate's argument. Other calls are left as they are."""
+    alone or joined with table functions' rows (`LATERAL f(x)`, themselves called so), switched to its provenance
+    view or already reading it, the call outside aggregates or inside an aggregate's argument. Other calls are
+    left as they are."""
     variants = {name.lower(): variant for name, variant in functions.items()}
     if not variants:
         return spark_sql
@@ -73,7 +74,12 @@ def with_located_calls(spark_sql: str, views: Mapping[str, Sequence[str]], funct
         ]
         from_ = block.args.get("from_")
         table = from_.this if from_ is not None else None
-        if not calls or block.args.get("joins") or block.args.get("laterals") or not isinstance(table, exp.Table):
+        joins = block.args.get("joins") or []
+        if not calls or block.args.get("laterals") or not isinstance(table, exp.Table):
+            continue
+        # joined with table functions' rows only (LATERAL f(x)), each row still comes from one record
+        star = any(isinstance(s, exp.Star) for s in block.selects)
+        if joins and (star or not all(isinstance(j.this, exp.Lateral) for j in joins)):
             continue
         if table.db or (table.name.lower() not in by_name and table.name.lower() not in read_with_provenance):
             continue

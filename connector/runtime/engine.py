@@ -36,7 +36,7 @@ from connector.quality.provenance import PROVENANCE, provenance_view, with_locat
 from connector.runtime.changelog_aggregation import changelog_aggregation
 from connector.runtime.normalize import normalize
 from connector.runtime.over import over_aggregation
-from connector.runtime.python_udfs import located_name, register_functions
+from connector.runtime.python_udfs import located_variants, register_functions
 from connector.runtime.temporal import temporal_join
 from connector.runtime.top_n import top_n
 from connector.runtime.top_n_aggregation import top_n_of_aggregation
@@ -222,7 +222,7 @@ def start_query(
     """Start one query; with a `gate`, its rows carry their source position where the query allows it, and
     every micro-batch passes the gate before the sink writes it."""
     view_columns = {}
-    functions = {f.name: located_name(f.name) for f in plan.functions if not f.table}
+    functions = located_variants(plan.functions)
     for source in query.sources:
         if source.lookup:  # a static relation, read again by every micro-batch that joins it
             reading.lookup_dataframe(spark, source.table).createOrReplaceTempView(source.view)

@@ -41,9 +41,12 @@ def register_functions(spark: SparkSession, functions: Sequence[Function]) -> No
         if declared.table:
             columns = spark_type(declared.result_type)
             assert isinstance(columns, StructType)  # a table function's result type is its ROW of columns
+            located = naming_failures(raw, declared.name, located=True)
             for name, outer in ((declared.name, False), (python_functions.outer_name(declared.name), True)):
                 udtf = UserDefinedTableFunction(table_function(function, len(columns.fields), outer), columns)
                 spark.udtf.register(name, udtf)
+                udtf = UserDefinedTableFunction(table_function(located, len(columns.fields), outer), columns)
+                spark.udtf.register(located_name(name), udtf)
         else:
             result_type = spark_type(declared.result_type)
             spark.udf.register(declared.name, F.udf(function, result_type, useArrow=True))
@@ -51,8 +54,15 @@ def register_functions(spark: SparkSession, functions: Sequence[Function]) -> No
             spark.udf.register(located_name(declared.name), F.udf(located, result_type, useArrow=True))
 
 
+def located_variants(functions: Sequence[Function]) -> dict[str, str]:
+    """The SQL name of each function `register_functions` registers -> the name of its variant taking the row's
+    position (`located_name`)."""
+    names = [n for f in functions for n in (f.name, *([python_functions.outer_name(f.name)] if f.table else []))]
+    return {name: located_name(name) for name in names}
+
+
 def located_name(name: str) -> str:
-    """The SQL name of the variant of scalar function `name` that takes the row's source topic, partition and offset
+    """The SQL name of the variant of function `name` that takes the row's source topic, partition and offset
     as three more arguments, for its error to name them (`connector.quality.provenance.with_located_calls`)."""
     return f"__{name}_at_row"
 
@@ -72,6 +82,18 @@ def naming_failures(function: Callable[..., Any], name: str, located: bool = Fal
         return PythonFunctionError(
             f"Python function '{name}' failed on ({shown}){where}: {type(err).__name__}: {err}"
         )
+
+    if located and inspect.isgeneratorfunction(function):
+
+        @functools.wraps(function)
+        def rows_at(*arguments: Any) -> Iterator[Any]:
+            *own, topic, partition, offset = arguments
+            try:
+                yield from function(*own)
+            except Exception as err:
+                raise failed(tuple(own), err, _position(topic, partition, offset)) from err
+
+        return rows_at
 
     if located:
 
