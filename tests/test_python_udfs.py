@@ -242,10 +242,21 @@ def test_function_calls_on_one_source_s_rows_get_the_row_s_position(query: str, 
          "table function 'words' has 2 columns (f0, f1), whereas the alias list has 1"),
         ("SELECT n.id, w.f2 FROM notes AS n, LATERAL TABLE(words(n.text)) AS w", "unknown-column",
          "Column 'f2' not found in 'w'."),
+        ("SELECT id, CAST(twice(text) AS STRING) FROM notes", "invalid-call",
+         "Invalid function call: twice(STRING): argument 1 is STRING, but parameter 'value' of Python function "
+         "'pricing.twice' takes BIGINT (its annotation). Add a CAST."),
+        ("SELECT id, CAST(twice(id, 2) AS STRING) FROM notes", "invalid-call",
+         "Invalid function call: twice(BIGINT, INT): Python function 'pricing.twice' takes 1 argument (value), the "
+         "call gives 2."),
+        ("SELECT n.id, w.f0 FROM notes AS n, LATERAL TABLE(words()) AS w", "invalid-call",
+         "Python function 'pricing.words' takes 1 argument (text), the call gives 0."),
+        ("SELECT id, twice(id) FROM notes", "insert-types",
+         "the query gives BIGINT ('EXPR$1'), the sink expects STRING"),
     ],
-    ids=["scalar-function", "alias-degree", "default-names"],
+    ids=["scalar-function", "alias-degree", "default-names", "argument-type", "argument-count", "table-function-count",
+         "result-type"],
 )
-def test_lateral_table_mistakes_are_reported_by_validate(
+def test_function_call_mistakes_are_reported_by_validate(
     query: str, code: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "pricing.py").write_text(MODULE)

@@ -16,6 +16,7 @@ from connector.sql.types import timestamp_precision
 
 INTEGER_DIVISION = "flink_integer_division"  # on an exp.Div: the Flink type of the quotient ('INT', 'BIGINT')
 TIMESTAMP_TEXT = "flink_timestamp_text"  # on a CAST to STRING: fractional digits of the TIMESTAMP(p) value
+RESULT_TYPE = "flink_result_type"  # on a call of a Python function: its result type (exp.DataType)
 
 _INTEGERS = {exp.DType.TINYINT: 1, exp.DType.SMALLINT: 2, exp.DType.INT: 3, exp.DType.BIGINT: 4}
 _TEXT = {exp.DType.VARCHAR, exp.DType.CHAR, exp.DType.TEXT, exp.DType.NVARCHAR}
@@ -46,6 +47,8 @@ def infer_type(expr: exp.Expr, columns: dict[str, exp.DataType | None]) -> exp.D
         return None
     if isinstance(expr, (exp.Cast, exp.TryCast)):
         return expr.to
+    if isinstance(expr, exp.Anonymous) and RESULT_TYPE in expr.meta:
+        return expr.meta[RESULT_TYPE]
     if isinstance(expr, exp.Literal):
         if expr.is_string:
             return exp.DataType.build("STRING", dialect="flink")

@@ -146,6 +146,10 @@ class Function:
     directory: str  # where its module is looked for first (the pipeline file's directory)
     position: Position
     table: bool = False  # a table function (LATERAL TABLE), yielding rows
+    # (name, Flink type of its annotation or None) per positional parameter; how many need an argument; *args
+    parameters: tuple[tuple[str, str | None], ...] = ()
+    required: int = 0
+    variadic: bool = False
 
 
 @dataclass

@@ -175,8 +175,9 @@ class _Loader:
         except Exception as err:  # sqlglot's ParseError for a result type that is no Flink type
             self.error(where, "function", f"Function '{name}': result type is not a Flink type: {err}.")
             return
+        typed, required, variadic = python_functions.parameters(function)
         self.pipeline.functions[name.lower()] = Function(
-            name, identifier, result_type, str(directory), where, table=columns is not None
+            name, identifier, result_type, str(directory), where, columns is not None, typed, required, variadic
         )
 
     def create_table(self, node: exp.Create, where: Position) -> None:

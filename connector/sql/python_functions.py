@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import importlib
+import inspect
 import sys
 import types
 import typing
@@ -140,6 +141,22 @@ def _unoptional(annotation: Any) -> Any:
         arguments = [a for a in typing.get_args(annotation) if a is not type(None)]
         return arguments[0] if len(arguments) == 1 else None
     return annotation
+
+
+def parameters(function: Callable[..., Any]) -> tuple[tuple[tuple[str, str | None], ...], int, bool]:
+    """`function`'s positional parameters, each with the Flink type of its annotation (None without one that maps),
+    how many of them need an argument, and whether it takes *args."""
+    signature = inspect.signature(function)
+    try:
+        hints = typing.get_type_hints(function)
+    except Exception:  # annotations that do not evaluate: the parameters without their types
+        hints = {}
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    found = [p for p in signature.parameters.values() if p.kind in positional]
+    typed = tuple((p.name, _ANNOTATION_TYPES.get(_unoptional(hints.get(p.name)))) for p in found)
+    required = sum(1 for p in found if p.default is inspect.Parameter.empty)
+    variadic = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in signature.parameters.values())
+    return typed, required, variadic
 
 
 def result_type(function: Callable[..., Any]) -> str:

@@ -19,7 +19,7 @@ from connector.diagnostics import Diagnostic, Position, did_you_mean
 from connector.quality import expectations
 from connector.sql import annotate, changes
 from connector.sql.annotate import infer_type
-from connector.sql.catalog import Column, ColumnKind, Insert, Pipeline, Table
+from connector.sql.catalog import Column, ColumnKind, Function, Insert, Pipeline, Table
 from connector.sql.expressions import WindowTVF
 from connector.sql.known_functions import unknown_calls
 from connector.sql.lookups import is_lookup, is_versioned, lookup_problem, lookup_tables
@@ -141,6 +141,47 @@ class _Checker:
                 "cast",
                 f"Flink cannot cast {flink_sql(source)} to {target} in '{cast.sql(dialect='flink')}'.{hint}",
             )
+
+    def python_calls(self, calls: Iterable[exp.Expr], columns: dict[str, exp.DataType | None], where: Position) -> None:
+        """Calls of the pipeline's Python functions (innermost first, so that a call's result types the call
+        around it): as many arguments as the function takes, each assignable to its parameter's annotated type
+        where both are evident; each call marked with its result type (`annotate.RESULT_TYPE`)."""
+        for call in reversed(list(calls)):
+            function = self.pipeline.functions.get(call.name.lower())
+            if function is None:
+                continue
+            self.python_call(call, function, columns, where)
+            if not function.table:
+                call.meta[annotate.RESULT_TYPE] = function.result_type
+
+    def python_call(
+        self, call: exp.Expr, function: Function, columns: dict[str, exp.DataType | None], where: Position
+    ) -> None:
+        arguments = list(call.expressions)
+        types = [infer_type(a, columns) for a in arguments]
+        shown = f"{function.name}({', '.join('?' if t is None else flink_sql(t) for t in types)})"
+        names = ", ".join(n for n, _ in function.parameters) + (", *args" if function.variadic else "")
+        count, least, most = len(arguments), function.required, len(function.parameters)
+        if count < least or (count > most and not function.variadic):
+            takes = f"at least {least}" if function.variadic else f"{least}" if least == most else f"{least} to {most}"
+            self.error(
+                self.pos_of(call, where),
+                "invalid-call",
+                f"Invalid function call: {shown}: Python function '{function.identifier}' takes {takes} "
+                f"argument{'' if takes == '1' else 's'} ({names}), the call gives {count}.",
+            )
+            return
+        for i, ((name, annotated), given) in enumerate(zip(function.parameters, types, strict=False), start=1):
+            if annotated is None or given is None:
+                continue
+            expected = exp.DataType.build(annotated, dialect="flink")
+            if not assignable(given, expected):
+                self.error(
+                    self.pos_of(call.expressions[i - 1], where),
+                    "invalid-call",
+                    f"Invalid function call: {shown}: argument {i} is {flink_sql(given)}, but parameter '{name}' of "
+                    f"Python function '{function.identifier}' takes {annotated} (its annotation). Add a CAST.",
+                )
 
     # -- queries ----------------------------------------------------------------------------------------
     def relation(self, name: str, where: Position) -> _Relation | None:
@@ -321,6 +362,7 @@ class _Checker:
                 + (f" Columns: {', '.join(visible)}." if visible else ""),
             )
         self.casts((n for n in _own_nodes(query) if isinstance(n, exp.Cast)), visible, where)
+        self.python_calls((n for n in _own_nodes(query) if isinstance(n, exp.Anonymous)), visible, where)
         annotate.mark(_own_nodes(query), visible)
         out: dict[str, exp.DataType | None] = {}
         for i, sel in enumerate(query.selects):
