@@ -11,7 +11,8 @@ from connector.planning.plan import QueryPlan, build
 from connector.quality import expectations
 from connector.quality.options import QualityOptions
 from connector.secrets import mask_options, mask_sql
-from connector.sql.catalog import ColumnKind, Pipeline, Table
+from connector.sql.catalog import ColumnKind, Function, Pipeline, Table
+from connector.sql.types import flink_sql
 
 
 def _column(col: Any) -> dict[str, Any]:
@@ -81,9 +82,22 @@ def explain(pipeline: Pipeline, default_name: str) -> dict[str, Any]:
         "settings": mask_options({k: s.value for k, s in pipeline.settings.items()}),
         "spark_conf": plan.spark_conf,
         "tables": [_table(t) for t in pipeline.tables.values()],
+        "functions": [_function(f) for f in pipeline.functions.values()],
         "views": [{"name": name, "spark_sql": mask_sql(sql)} for name, sql in plan.views],
         "queries": queries,
         "warnings": [str(w) for w in plan.warnings],
+    }
+
+
+def _function(function: Function) -> dict[str, Any]:
+    """A Python function as `explain` shows it: its SQL name, Python name, parameters and result type."""
+    parameters = [f"{name} {annotated or 'ANY'}" for name, annotated in function.parameters]
+    return {
+        "name": function.name,
+        "python": function.identifier,
+        "kind": "table" if function.table else "scalar",
+        "parameters": parameters + (["*args"] if function.variadic else []),
+        "result_type": flink_sql(function.result_type),
     }
 
 
@@ -121,6 +135,11 @@ def render_text(doc: dict[str, Any]) -> str:
         if "primary_key" in t:
             lines.append(f"    PRIMARY KEY ({', '.join(t['primary_key'])})")
         lines += [f"    '{k}' = '{v}'" for k, v in t["options"].items()]
+    if doc["functions"]:
+        lines.append("Functions:")
+    for f in doc["functions"]:
+        kind = " (table function)" if f["kind"] == "table" else ""
+        lines.append(f"  {f['name']} = {f['python']}({', '.join(f['parameters'])}) -> {f['result_type']}{kind}")
     for v in doc["views"]:
         lines.append(f"View {v['name']}: {v['spark_sql']}")
     for q in doc["queries"]:
