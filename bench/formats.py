@@ -73,11 +73,9 @@ def _avro_schema() -> dict[str, Any]:
 
 def _encoder(fmt: str, topic: str, registry_url: str, descriptor: Path) -> Callable[[dict[str, Any]], bytes]:
     if fmt == "protobuf":
-        from google.protobuf import message_factory
-
         from connector.formats.protobuf_messages import messages
 
-        order = message_factory.GetMessageClass(messages(descriptor.read_bytes()).find("bench.Order"))
+        order = messages(descriptor.read_bytes()).message_class("bench.Order")
         return lambda value: bytes(order(**value).SerializeToString())
     schema = fastavro.parse_schema(_avro_schema())
     if fmt == "avro":

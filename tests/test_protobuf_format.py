@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from google.protobuf import message_factory
 from test_formats import decode_rows, encoded, failure_of, table, values
 
 from connector.dev import protoc
@@ -65,8 +64,7 @@ def _options(descriptor: Path, **more: str) -> dict[str, str]:
 
 
 def _message(descriptor: Path, **fields: Any) -> bytes:
-    found = messages(descriptor.read_bytes()).find(CLASS)
-    built = message_factory.GetMessageClass(found)(**fields)
+    built = messages(descriptor.read_bytes()).message_class(CLASS)(**fields)
     return bytes(built.SerializeToString())
 
 

@@ -77,6 +77,10 @@ class Messages:
             raise ProtobufError(f"No message of the descriptor set has Java class '{class_name}'; it has: {shown}")
         return self.pool.FindMessageTypeByName(full_name)
 
+    def message_class(self, class_name: str) -> type[Message]:
+        """The Python class of the message with Java class `class_name`, to build or parse its messages."""
+        return message_factory.GetMessageClass(self.find(class_name))
+
     def is_proto3(self, message: Descriptor) -> bool:
         """Whether the message's file is proto3 (Flink looks at the top-level message's file only)."""
         return message.full_name in self.proto3

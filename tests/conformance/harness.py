@@ -240,26 +240,24 @@ def _descriptor_set(proto: Path) -> Path:
 
 def _protobuf(value: dict[str, Any], descriptor: Path) -> bytes:
     """`{"class": ..., "message": {...}}` written as protobuf, the message given in protobuf's JSON mapping."""
-    from google.protobuf import json_format, message_factory
+    from google.protobuf import json_format
 
     from connector.formats.protobuf_messages import messages
 
-    found = messages(descriptor.read_bytes()).find(value["class"])
-    message = json_format.ParseDict(value["message"], message_factory.GetMessageClass(found)())
+    message = json_format.ParseDict(value["message"], messages(descriptor.read_bytes()).message_class(value["class"])())
     return message.SerializeToString()
 
 
 def _from_protobuf(text: str | None, message_class: str, descriptor: Path) -> str | None:
     """A sink's protobuf value as JSON text: the fields it sets (proto names), sorted, maps by key."""
-    from google.protobuf import json_format, message_factory
+    from google.protobuf import json_format
 
     from connector.formats.protobuf_messages import messages
 
     if text is None:
         return None
     data = bytes.fromhex(text[4:]) if text.startswith("hex:") else text.encode()
-    found = messages(descriptor.read_bytes()).find(message_class)
-    message = message_factory.GetMessageClass(found).FromString(data)
+    message = messages(descriptor.read_bytes()).message_class(message_class).FromString(data)
     return json.dumps(json_format.MessageToDict(message, preserving_proto_field_name=True), sort_keys=True)
 
 

@@ -34,7 +34,7 @@ from connector.connectors.kafka.offsets import (
     to_spark,
 )
 from connector.connectors.kafka.reader import REQUEST_TIMEOUT_SECONDS, KafkaInputPartition
-from connector.connectors.kafka.retries import Refusals, Refused, is_transient, retrying
+from connector.connectors.kafka.retries import Refusals, Refused, is_transient, raise_transient_topic_error, retrying
 from connector.connectors.kafka.settings import SourceSettings
 
 log = logging.getLogger(__name__)
@@ -235,9 +235,7 @@ class Planner:
 
         def request() -> dict[str, TopicMetadata]:
             metadata = self._metadata()
-            for name, meta in metadata.topics.items():
-                if meta.error is not None and is_transient(meta.error) and subscription.matches(name):
-                    raise KafkaException(meta.error)  # e.g. no leader while a broker restarts: not a missing topic
+            raise_transient_topic_error(metadata.topics, subscription.matches)
             return {name: meta for name, meta in metadata.topics.items() if meta.error is None}
 
         topics = self._retrying(request, "metadata request")

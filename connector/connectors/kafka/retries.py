@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from confluent_kafka import KafkaError, KafkaException, Producer
-from confluent_kafka.admin import AdminClient, ClusterMetadata
+from confluent_kafka.admin import AdminClient, ClusterMetadata, TopicMetadata
 
 from connector.connectors.kafka.client_log import LOGGER
 
@@ -60,6 +60,14 @@ def is_transient(error: object) -> bool:
     if not isinstance(error, KafkaError) or error.fatal():
         return False
     return bool(error.retriable()) or error.code() in _TRANSIENT
+
+
+def raise_transient_topic_error(topics: Mapping[str, TopicMetadata], wanted: Callable[[str], bool]) -> None:
+    """Raise a wanted topic's transient metadata error (no leader while a broker restarts) as a KafkaException, for
+    `retrying` to ask again: such a topic is not missing. Other topic errors are answers the caller judges."""
+    for name, meta in topics.items():
+        if meta.error is not None and is_transient(meta.error) and wanted(name):
+            raise KafkaException(meta.error)
 
 
 def retrying(

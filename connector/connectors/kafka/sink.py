@@ -65,7 +65,7 @@ from pyspark.sql.types import StructType
 
 from connector.connectors.kafka.client_log import logged
 from connector.connectors.kafka.java_properties import librdkafka_properties
-from connector.connectors.kafka.retries import is_transient, retrying
+from connector.connectors.kafka.retries import raise_transient_topic_error, retrying
 from connector.connectors.kafka.settings import NOT_CLIENT_PROPERTIES
 
 log = logging.getLogger(__name__)
@@ -341,10 +341,9 @@ class _Router:
         if chosen is None:
 
             def lookup() -> Any:
-                found = self.producer.list_topics(topic, timeout=REQUEST_TIMEOUT_SECONDS).topics.get(topic)
-                if found is not None and found.error is not None and is_transient(found.error):
-                    raise KafkaException(found.error)  # a leader being elected: retried
-                return found
+                topics = self.producer.list_topics(topic, timeout=REQUEST_TIMEOUT_SECONDS).topics
+                raise_transient_topic_error(topics, lambda name: name == topic)
+                return topics.get(topic)
 
             metadata = retrying(lookup, f"metadata request for topic '{topic}'", RETRY_SECONDS)
             if metadata is None or metadata.error is not None or not metadata.partitions:
