@@ -183,15 +183,13 @@ class ProtobufCodec(Codec):
         table = fmt.table
 
         def encode(values: Any) -> bytes:
-            from google.protobuf import message_factory
-
-            message = messages(data).find(class_name)
-            built = message_factory.GetMessageClass(message)()
+            built = messages(data).message_class(class_name)()
             write_message(built, values, struct, null_string)
             try:
                 return built.SerializeToString()
             except Exception as err:  # a proto2 required field left NULL: Flink's FlinkRuntimeException
-                raise ProtobufWriteError(f"Table '{table}': cannot write a row as {message.full_name}: {err}") from None
+                name = built.DESCRIPTOR.full_name
+                raise ProtobufWriteError(f"Table '{table}': cannot write a row as {name}: {err}") from None
 
         fields = F.struct(*[row[f.column].alias(f.name) for f in fmt.fields])
         return F.udf(encode, "binary", useArrow=True)(fields)
