@@ -146,3 +146,74 @@ def test_a_changelog_projected_into_print_shows_flinks_row_kinds(
     assert [line for line in result.out.splitlines() if line.startswith("cdc> ")] == [
         "cdc> +I[1, A]", "cdc> -U[1, A]", "cdc> +U[1, B]", "cdc> -D[1, B]",
     ]  # fmt: skip
+
+
+GROUPS_TO_PRINT = """
+CREATE TABLE g (k STRING, v INT) WITH (
+  'connector' = 'kafka', 'topic' = '{{ var("topic") }}', 'properties.bootstrap.servers' = '{{ var("brokers") }}',
+  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json'
+);
+CREATE TABLE shown (k STRING, n BIGINT, s INT, m INT) WITH ('connector' = 'print', 'print-identifier' = 'agg');
+INSERT INTO shown SELECT k, COUNT(*), SUM(v), MAX(v) FROM g GROUP BY k HAVING COUNT(*) < 4;
+"""
+
+
+def test_a_group_by_into_print_shows_each_change_as_flink_prints_it(
+    spark: SparkSession,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    kafka_bootstrap: str,
+    topic_factory: Callable[..., str],
+    produce: Callable[[str, Sequence[tuple[Any, ...]]], None],
+) -> None:
+    """Flink's group aggregate, per record: a group's first row +I, a changed result -U and +U, a result HAVING no
+    longer admits only its -U. These are the lines Flink 2.3 printed for these records (parallelism 1); the order
+    across groups is not defined, within a group it is the records' order."""
+    topic = topic_factory()
+    rows = [("a", 1), ("a", 3), ("b", 5), ("a", 2), ("b", -5), ("a", None)]
+    produce(topic, [(None, json.dumps({"k": k, "v": v}).encode(), None, None, None) for k, v in rows])
+    sql = tmp_path / "groups.sql"
+    sql.write_text(GROUPS_TO_PRINT)
+
+    result = run(capsys, sql, tmp_path / "cp", brokers=kafka_bootstrap, topic=topic)
+
+    assert result.code == 0, result.err
+    printed = [line.removeprefix("agg> ") for line in result.out.splitlines() if line.startswith("agg> ")]
+    assert [line for line in printed if line[3] == "a"] == [
+        "+I[a, 1, 1, 1]", "-U[a, 1, 1, 1]", "+U[a, 2, 4, 3]", "-U[a, 2, 4, 3]", "+U[a, 3, 6, 3]", "-U[a, 3, 6, 3]",
+    ]  # fmt: skip
+    assert [line for line in printed if line[3] == "b"] == ["+I[b, 1, 5, 5]", "-U[b, 1, 5, 5]", "+U[b, 2, 0, 5]"]
+
+
+KAFKA = "'connector' = 'kafka', 'topic' = 'g', 'format' = 'json', 'scan.startup.mode' = 'earliest-offset'"
+
+
+@pytest.mark.parametrize(
+    ("source", "query", "shown"),
+    [
+        (KAFKA, "SELECT k, COUNT(*) FROM g GROUP BY k", "append"),
+        (KAFKA, "SELECT k, STDDEV_POP(v) FROM g GROUP BY k", "update"),
+        ("'connector' = 'upsert-kafka', 'topic' = 'g', 'key.format' = 'json', 'value.format' = 'json'",
+         "SELECT CAST(v AS STRING), COUNT(*) FROM g GROUP BY v", "update"),
+    ],
+    ids=["by-operator", "aggregate-it-lacks", "upsert-kafka-source"],
+)
+def test_a_group_by_the_changelog_operator_cannot_run_is_printed_by_sparks_aggregation(
+    source: str, query: str, shown: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Per record (append mode: +I, -U, +U) where the operator can compute the GROUP BY; otherwise Spark's aggregation
+    still prints it, each group's latest row per micro-batch as +U (update mode)."""
+    from test_explain import explain_json
+
+    path = tmp_path / "p.sql"
+    key = ", PRIMARY KEY (k) NOT ENFORCED" if "upsert" in source else ""
+    path.write_text(
+        f"CREATE TABLE g (k STRING, v INT{key}) WITH ({source}, 'properties.bootstrap.servers' = 'localhost:9092');\n"
+        "CREATE TABLE shown (k STRING, n DOUBLE) WITH ('connector' = 'print');\n"
+        f"INSERT INTO shown {query};\n"
+    )
+
+    planned = explain_json(capsys, path)["queries"][0]
+
+    assert planned["output_mode"] == shown
+    assert ("changelog_aggregations" in planned) == (shown == "append")

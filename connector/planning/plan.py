@@ -294,46 +294,64 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
         row_kinds = row_kinds and all(p.table.connector != "upsert-kafka" for p in plans.values())
         if row_kinds:
             plans = {k: dataclasses.replace(p, row_kinds=True) for k, p in plans.items()}
-        # The operator retracts MIN/MAX (validated: over a CDC format), and anything written as a changelog, which
-        # needs each update's old row; Spark's aggregation retracts the rest with signed sums.
-        by_operator = aggregated is not None and (
-            retraction_problem(aggregated) is not None or registry.writes_changelog(sink)
-        )
-        if aggregated is not None:
-            query = query if by_operator else retract(aggregated)
-        elif changelog and isinstance(query, exp.Select) and not any(isinstance(s, exp.Star) for s in query.selects):
-            # A projection of a changelog (validation allows no more): tombstones stay deletes of their key.
-            query = query.select(exp.column(DELETED_COLUMN), copy=False)
-            if row_kinds:
-                query = query.select(exp.column(UPDATE_BEFORE_COLUMN), exp.column(UPDATE_AFTER_COLUMN), copy=False)
         query_proctimes = dict(proctimes)
         query_proctimes.update((p.view, c) for p in plans.values() for c in _proctime_columns(p.table))
         updating = changes.produces_updates(pipeline, insert.query)
-        try:
-            lookups = [p.view for p in plans.values() if p.lookup]
-            spark = to_spark_query(
-                query,
-                watermarks=query_watermarks,
-                proctimes=query_proctimes,
-                owned=True,
-                lookups=lookups,
-                changelog=updating and registry.writes_changelog(sink),
-                retracting=by_operator,
+        lookups = [p.view for p in plans.values() if p.lookup]
+        # A print sink shows a GROUP BY's changes row by row, as Flink prints them (+I, then -U and +U, -D): the
+        # changelog operator computes them. Where it cannot (an aggregate it lacks, a second stateful operator such
+        # as an upsert-kafka source's normalization), Spark's aggregation shows each group's latest row per
+        # micro-batch, as +U.
+        grouping = isinstance(query, exp.Select) and changes.is_updating_aggregate(query)
+        attempts = [True, False] if sink.connector == "print" and grouping else [False]
+        spark: SparkQuery | None = None
+        for printed in attempts:
+            attempt = query.copy() if printed else query
+            aggregated = aggregated_changelog(attempt, functools.partial(_reads_changelog, plans))
+            # The operator retracts MIN/MAX (validated: over a CDC format), and anything written as a changelog or
+            # printed, which needs each update's old row; Spark's aggregation retracts the rest with signed sums.
+            by_operator = aggregated is not None and (
+                retraction_problem(aggregated) is not None or registry.writes_changelog(sink) or printed
             )
-        except TranspileError as err:
-            diagnostics.append(Diagnostic.at(insert.position, "unsupported", err.message))
-            continue
-        operators = _stateful_operators(spark, plans.values())
-        if len(operators) > 1:
-            diagnostics.append(
-                Diagnostic.at(
-                    insert.position,
-                    "unsupported",
-                    f"This query needs {len(operators)} stateful operators ({', '.join(operators)}); Spark Structured "
-                    "Streaming runs one per query (applyInPandasWithState). Split it: write the first step to a "
-                    "topic and read that in a second INSERT.",
+            projects = isinstance(attempt, exp.Select) and not any(isinstance(c, exp.Star) for c in attempt.selects)
+            if aggregated is not None:
+                attempt = attempt if by_operator else retract(aggregated)
+            elif changelog and projects and isinstance(attempt, exp.Select):
+                # A projection of a changelog (validation allows no more): tombstones stay deletes of their key.
+                attempt = attempt.select(exp.column(DELETED_COLUMN), copy=False)
+                if row_kinds:
+                    kinds = (exp.column(UPDATE_BEFORE_COLUMN), exp.column(UPDATE_AFTER_COLUMN))
+                    attempt = attempt.select(*kinds, copy=False)
+            try:
+                candidate = to_spark_query(
+                    attempt,
+                    watermarks=query_watermarks,
+                    proctimes=query_proctimes,
+                    owned=True,
+                    lookups=lookups,
+                    changelog=updating and (registry.writes_changelog(sink) or printed),
+                    retracting=by_operator,
+                    kinds=printed,
                 )
-            )
+            except TranspileError as err:
+                if not printed:
+                    diagnostics.append(Diagnostic.at(insert.position, "unsupported", err.message))
+                continue
+            operators = _stateful_operators(candidate, plans.values())
+            if len(operators) > 1 and not printed:
+                diagnostics.append(
+                    Diagnostic.at(
+                        insert.position,
+                        "unsupported",
+                        f"This query needs {len(operators)} stateful operators ({', '.join(operators)}); Spark "
+                        "Structured Streaming runs one per query (applyInPandasWithState). Split it: write the first "
+                        "step to a topic and read that in a second INSERT.",
+                    )
+                )
+            if len(operators) <= 1:
+                spark = candidate
+                break
+        if spark is None:
             continue
         query_trigger = {"availableNow": True} if all(p.bounded for p in plans.values()) else trigger
         queries.append(

@@ -26,7 +26,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 from pyspark.sql.types import BooleanType, StringType, StructField, StructType
 
-from connector.connectors.reading import DELETED
+from connector.connectors.reading import DELETED, UPDATE_AFTER, UPDATE_BEFORE
 from connector.runtime.accumulators import Accumulator, Aggregate, exact_decimals, result_type, results_json, typed
 from connector.runtime.state_rows import STATE, read_json, row_columns, row_text
 from connector.sql.changelog_aggregation import RETRACTS, ChangelogAggregation
@@ -35,7 +35,13 @@ KEYS = "__agg_keys"
 ARGS = "__agg_args"
 _RESULTS = "__agg_results"
 _EVENTS = StructType(
-    [StructField(KEYS, StringType()), StructField(_RESULTS, StringType()), StructField(DELETED, BooleanType())]
+    [
+        StructField(KEYS, StringType()),
+        StructField(_RESULTS, StringType()),
+        StructField(DELETED, BooleanType()),
+        StructField(UPDATE_BEFORE, BooleanType()),
+        StructField(UPDATE_AFTER, BooleanType()),
+    ]
 )
 
 
@@ -67,7 +73,8 @@ def changelog_aggregation(frame: DataFrame, aggregation: ChangelogAggregation) -
     computed = read_json(F.col(_RESULTS), results)
     key_columns = row_columns(F.col(KEYS), frame, aggregation.keys) if aggregation.keys else []
     outputs = [computed.getField(a.output).alias(a.output) for a in aggregates]
-    return events.select(*key_columns, *outputs, F.col(DELETED))
+    kinds = [F.col(UPDATE_BEFORE), F.col(UPDATE_AFTER)] if aggregation.kinds else []
+    return events.select(*key_columns, *outputs, F.col(DELETED), *kinds)
 
 
 def _changes(
@@ -81,7 +88,7 @@ def _changes(
     """One group's new rows, added (or retracted) one by one: the changes of its result."""
     with exact_decimals():
         accumulators: list[Accumulator] | None = pickle.loads(state.get[0]) if state.exists else None
-        out: list[tuple[str, str, bool]] = []
+        out: list[tuple[str, str, bool, bool, bool]] = []  # keys, results, deleted, update before, update after
         for chunk in chunks:
             for keys, text, retracts in chunk[[KEYS, ARGS, RETRACTS]].itertuples(index=False):
                 before = results_json(aggregates, accumulators) if accumulators is not None else None
@@ -93,14 +100,16 @@ def _changes(
                 after = results_json(aggregates, accumulators)
                 if retracting and accumulators[0].rows <= 0:  # no row left: Flink deletes the group
                     if before is not None:
-                        out.append((keys, before, True))
+                        out.append((keys, before, True, False, False))
                     accumulators = None
-                elif before is None or (keyed and after != before):  # keyed by the group: the new row
-                    out.append((keys, after, False))
+                elif before is None:
+                    out.append((keys, after, False, False, False))
+                elif keyed and after != before:  # keyed by the group: the new row
+                    out.append((keys, after, False, False, True))
                 elif after != before:
-                    out += [(keys, before, True), (keys, after, False)]
+                    out += [(keys, before, True, True, False), (keys, after, False, False, True)]
         if accumulators is not None:
             state.update((pickle.dumps(accumulators),))
         elif state.exists:
             state.remove()
-        yield pd.DataFrame(out, columns=[KEYS, _RESULTS, DELETED])
+        yield pd.DataFrame(out, columns=[KEYS, _RESULTS, DELETED, UPDATE_BEFORE, UPDATE_AFTER])

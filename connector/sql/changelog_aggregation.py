@@ -1,4 +1,5 @@
-"""A GROUP BY written as a changelog (debezium-json, canal-json, maxwell-json, ...): Flink's GroupAggFunction.
+"""A GROUP BY written as a changelog (debezium-json, canal-json, maxwell-json, ...) or printed: Flink's
+GroupAggFunction.
 
 Flink's group aggregate updates its result row by row: a group's first row inserts its result, each later row
 that changes it retracts the old result (UPDATE_BEFORE) and adds the new one (UPDATE_AFTER), and a row that changes
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from connector.sql.catalog import DELETED_COLUMN
+from connector.sql.catalog import DELETED_COLUMN, UPDATE_AFTER_COLUMN, UPDATE_BEFORE_COLUMN
 from connector.sql.over import AGGREGATES, AggregateCall, is_grouping_aggregate
 from connector.sql.rewriting import TranspileError, flink_sql
 
@@ -41,14 +42,18 @@ class ChangelogAggregation:
     # For a sink keyed by the group (Flink's upsert of an update): each group's new row alone is upserted, and a group
     # HAVING no longer admits deleted; otherwise (a changelog format) the old row is retracted before the new one.
     keyed: bool = False
+    # The changes carry their kinds (UPDATE_BEFORE_COLUMN, UPDATE_AFTER_COLUMN) beside `__deleted`: a print sink
+    # shows a group's first row as +I, a changed result as -U and +U, an emptied group as -D, as Flink prints them.
+    kinds: bool = False
 
 
 def extract(
-    select: exp.Select, number: int, retracting: bool = False, keyed: bool = False
+    select: exp.Select, number: int, retracting: bool = False, keyed: bool = False, kinds: bool = False
 ) -> ChangelogAggregation | None:
     """Cut the group aggregation out of `select`, which then reads view `__agg_<number>` and selects `__deleted`
-    too; None when `select` does not aggregate. `retracting`: `select` reads a changelog; `keyed`: its sink is keyed
-    by the group (see `ChangelogAggregation`). Raises TranspileError for what the operator cannot compute."""
+    (and with `kinds` the update flags) too; None when `select` does not aggregate. `retracting`: `select` reads a
+    changelog; `keyed`: its sink is keyed by the group (see `ChangelogAggregation`). Raises TranspileError for what
+    the operator cannot compute."""
     group = select.args.get("group")
     if group is None and not any(is_grouping_aggregate(p) for p in select.selects):
         return None
@@ -68,7 +73,7 @@ def extract(
     for index, key in enumerate(keys):
         key_names.append(f"__agg_k{index}")
         helpers.append(exp.alias_(key.copy(), key_names[-1], quoted=True))
-    found = ChangelogAggregation(view, exp.Select(), key_names, retracting=retracting, keyed=keyed)
+    found = ChangelogAggregation(view, exp.Select(), key_names, retracting=retracting, keyed=keyed, kinds=kinds)
     if retracting:
         helpers.append(exp.alias_(exp.column(DELETED_COLUMN), RETRACTS, quoted=True))
     having = select.args.get("having")
@@ -116,6 +121,8 @@ def extract(
     elif having is not None:
         select.set("where", exp.Where(this=having.this))
     select.select(deleted, copy=False)
+    if kinds:
+        select.select(exp.column(UPDATE_BEFORE_COLUMN), exp.column(UPDATE_AFTER_COLUMN), copy=False)
     select.set("from_", exp.From(this=exp.Table(this=exp.to_identifier(view))))
     return found
 

@@ -62,10 +62,15 @@ def produces_updates(pipeline: Pipeline, query: exp.Query) -> bool:
     proctimes = proctime_columns(pipeline, query)
     for node in queries_read(pipeline, query):
         for select in node.find_all(exp.Select):
-            aggregated = select.args.get("group") is not None or any(is_grouping_aggregate(s) for s in select.selects)
-            if (aggregated and not is_windowed(select)) or is_top_n(select, proctimes):
+            if is_updating_aggregate(select) or is_top_n(select, proctimes):
                 return True
     return False
+
+
+def is_updating_aggregate(select: exp.Select) -> bool:
+    """Whether `select` groups (GROUP BY, or a global aggregate) outside a window: its results are updated."""
+    aggregated = select.args.get("group") is not None or any(is_grouping_aggregate(s) for s in select.selects)
+    return aggregated and not is_windowed(select)
 
 
 def proctime_columns(pipeline: Pipeline, query: exp.Query) -> set[str]:

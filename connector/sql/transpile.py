@@ -64,6 +64,7 @@ def to_spark_query(
     lookups: Collection[str] = (),
     changelog: bool = False,
     retracting: bool = False,
+    kinds: bool = False,
 ) -> SparkQuery:
     """Spark SQL computing what the Flink `query` computes (see `transpile`); `proctimes` maps a table or view
     name to its processing-time attribute, which deduplication orders by. `owned`: the caller made `query` for
@@ -72,13 +73,14 @@ def to_spark_query(
     stream-static joins. `changelog`: the query's updates are written as a changelog (debezium-json, ...), so its
     GROUP BY is cut out into an operator that emits Flink's retractions (see `connector.sql.changelog_aggregation`);
     `retracting`: the query's GROUP BY aggregates a changelog, whose old rows that operator retracts (for MIN or MAX
-    into a keyed sink, or anything written as a changelog).
+    into a keyed sink, or anything written as a changelog); `kinds`: that operator's rows carry their change kinds
+    (UPDATE_BEFORE, UPDATE_AFTER), which a print sink shows.
     """
     rewriter = _Rewriter(_lower(watermarks), streaming, _lower(proctimes), {name.lower() for name in lookups})
     if (changelog or retracting) and isinstance(query, exp.Select):
         query = query if owned else query.copy()
         owned = True
-        rewriter.changelog_aggregation(query, retracting, keyed=not changelog)
+        rewriter.changelog_aggregation(query, retracting, keyed=not changelog, kinds=kinds)
     sql = rewriter.query(query, owned=owned).sql(dialect="spark", copy=False)  # the rewritten tree is ours
     return SparkQuery(
         sql, rewriter.deduplications, rewriter.temporal_joins, rewriter.over_aggregations, rewriter.aggregations
@@ -155,9 +157,11 @@ class _Rewriter:
         aggregation.sql = self.query(aggregation.select, owned=True).sql(dialect="spark", copy=False)
         deduplication.aggregation = aggregation
 
-    def changelog_aggregation(self, select: exp.Select, retracting: bool = False, keyed: bool = False) -> None:
+    def changelog_aggregation(
+        self, select: exp.Select, retracting: bool = False, keyed: bool = False, kinds: bool = False
+    ) -> None:
         """Cut the GROUP BY of `select` out into a changelog aggregation's view (when it aggregates)."""
-        aggregation = extract_aggregation(select, len(self.aggregations) + 1, retracting, keyed)
+        aggregation = extract_aggregation(select, len(self.aggregations) + 1, retracting, keyed, kinds)
         if aggregation is not None:
             self.aggregations.append(aggregation)
             aggregation.sql = self.query(aggregation.select, owned=True).sql(dialect="spark", copy=False)
