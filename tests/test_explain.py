@@ -192,7 +192,7 @@ def test_settings_shape_the_queries(capsys: pytest.CaptureFixture[str]) -> None:
     assert document["pipeline"] == "orders-by-country"
     assert (query["query"], query["checkpoint"]) == ("orders-by-country.totals", "orders-by-country/totals")
     assert query["trigger"] == {"processingTime": "10000 milliseconds"}
-    assert query["output_mode"] == "update"
+    assert query["output_mode"] == "append"  # its GROUP BY into print: each change, by the changelog operator
     assert document["spark_conf"] == {"spark.sql.shuffle.partitions": "4"}
     assert [v["name"] for v in document["views"]] == ["positive_orders"]
 

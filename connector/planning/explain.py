@@ -163,6 +163,7 @@ def render_text(doc: dict[str, Any]) -> str:
                 top = d["top"]
                 order = ", ".join(f"{name} {'DESC' if desc else 'ASC'}" for name, desc in top["order"])
                 numbered = f", numbered {top['rank']}" if top["rank_selected"] else ""
+                numbered += ", each record's changes" if top.get("changelog") else ""
                 grouped = d.get("group_by")
                 if grouped is not None:
                     calls = ", ".join(f"{c['function']}({c['argument'] or '*'})" for c in grouped["aggregates"])

@@ -4,9 +4,10 @@ Keyed by the PARTITION BY columns (`applyInPandasWithState`, its state in the qu
 its N first rows in the ORDER BY order, ties in arrival order (within a micro-batch, the order Spark hands the rows
 over). After a micro-batch a key emits what changed, as Flink's final table has it: with the rank selected, each
 rank whose row changed (an upsert of key and rank); without it, a delete (`__deleted`) of each row that left the N
-and each row that entered (a Top-1, a deduplication, upserts its key's new row). Ordered by a processing-time
-attribute, rows rank by arrival (the last rows first, descending). NULLs order first ascending and last
-descending, as in Flink.
+and each row that entered (a Top-1, a deduplication, upserts its key's new row). Written as a changelog format, a
+key emits the changes of each row as it arrives, as Flink's rank operators do, a replaced row's delete included.
+Ordered by a processing-time attribute, rows rank by arrival (the last rows first, descending). NULLs order first
+ascending and last descending, as in Flink.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def top_n(frame: DataFrame, keys: Sequence[str], top: TopN) -> DataFrame:
         *ordered,
     )
     descending = tuple(desc for _, desc in top.order)
-    emit = functools.partial(_ranked, top.limit, descending, top.newest_first, top.rank_selected)
+    emit = functools.partial(_ranked, top.limit, descending, top.newest_first, top.rank_selected, top.changelog)
     events = records.groupBy(*[f"__key_{i}" for i in range(len(key_columns))]).applyInPandasWithState(
         emit, _EVENTS, _STATE, "append", GroupStateTimeout.NoTimeout
     )
@@ -79,36 +80,55 @@ def _ranked(
     descending: tuple[bool, ...],
     newest_first: bool,
     rank_selected: bool,
+    changelog: bool,
     _: Any,
     chunks: Iterator[pd.DataFrame],
     state: GroupState,
 ) -> Iterator[pd.DataFrame]:
-    """One key's rows of a micro-batch added to its N first, and what changed emitted."""
+    """One key's rows of a micro-batch added to its N first, and what changed emitted: after the micro-batch, or
+    for a changelog after each row."""
     entries: list[tuple[Any, ...]] = pickle.loads(state.get[0]) if state.exists else []  # this operator's own state
     arrivals: int = state.get[1] if state.exists else 0
     previous = list(entries)
     order_columns = [f"__order_{i}" for i in range(len(descending))]
+    ranking = functools.cmp_to_key(functools.partial(compare, descending, newest_first))
+    out: list[tuple[Any, ...]] = []
     for chunk in chunks:
         for values in chunk[[*order_columns, ROW]].itertuples(index=False):
             entries.append((tuple(native(v) for v in values[:-1]), arrivals, values[-1]))
             arrivals += 1
-    entries = sorted(entries, key=functools.cmp_to_key(functools.partial(compare, descending, newest_first)))[:limit]
+            if changelog:
+                entries = sorted(entries, key=ranking)[:limit]
+                out += changes(limit, rank_selected, previous, entries, changelog)
+                previous = list(entries)
+    entries = sorted(entries, key=ranking)[:limit]
     state.update((pickle.dumps(entries), arrivals))
-    yield pd.DataFrame(changes(limit, rank_selected, previous, entries), columns=[ROW, _RANK, DELETED])
+    if not changelog:
+        out = changes(limit, rank_selected, previous, entries)
+    yield pd.DataFrame(out, columns=[ROW, _RANK, DELETED])
 
 
 def changes(
-    limit: int, rank_selected: bool, previous: Sequence[tuple[Any, ...]], top: Sequence[tuple[Any, ...]]
+    limit: int,
+    rank_selected: bool,
+    previous: Sequence[tuple[Any, ...]],
+    top: Sequence[tuple[Any, ...]],
+    changelog: bool = False,
 ) -> list[tuple[Any, ...]]:
     """What a key emits when its N first entries (ordering values, arrival number, row) go from `previous` to
-    `top`: (row, rank, deleted) rows. With the rank selected each rank whose row changed is upserted, and a rank no
-    row holds any more deleted; without it, a row that left is deleted and one that entered inserted (a Top-1
-    upserts its key's new row, as Flink's deduplication)."""
+    `top`: (row, rank, deleted) rows. With the rank selected each rank whose row changed is upserted (for a
+    changelog, its old row deleted first), and a rank no row holds any more deleted; without it, a row that left is
+    deleted and one that entered inserted (a Top-1 upserts its key's new row, as Flink's deduplication; for a
+    changelog, its old row deleted first)."""
     before = [e[1] for e in previous]
     if rank_selected or limit == 1:
-        out: list[tuple[Any, ...]] = [
-            (e[2], i + 1, False) for i, e in enumerate(top) if i >= len(before) or before[i] != e[1]
-        ]
+        out: list[tuple[Any, ...]] = []
+        for i, e in enumerate(top):
+            if i < len(before) and before[i] == e[1]:
+                continue
+            if changelog and i < len(previous):
+                out.append((previous[i][2], i + 1, True))
+            out.append((e[2], i + 1, False))
         return out + [(e[2], i + 1, True) for i, e in enumerate(previous) if i >= len(top)]
     left = set(before) - {e[1] for e in top}
     out = [(row, None, True) for _, arrival, row in previous if arrival in left]

@@ -176,7 +176,7 @@ def changelog_sources(
 def changelog_problem(query: exp.Query, changelogs: list[Table]) -> str | None:
     """Why the updates of `query` cannot be written as a changelog format (Flink's retractions of each change),
     or None: its own GROUP BY of a stream of inserts, or of a CDC-format changelog (whose old rows it retracts), can
-    (`connector.sql.changelog_aggregation`)."""
+    (`connector.sql.changelog_aggregation`), and so can a Top-N of a stream of inserts (`connector.runtime.top_n`)."""
     keyed = [t for t in changelogs if t.connector == "upsert-kafka"]
     if keyed:
         return (
@@ -187,10 +187,17 @@ def changelog_problem(query: exp.Query, changelogs: list[Table]) -> str | None:
         return "this query's updates carry no old row here"
     try:
         if extract_aggregation(query.copy(), 1, retracting=bool(changelogs)) is None:
-            return "this query's updates (a Top-N, or an aggregate it reads) carry no old row here"
+            selects = list(query.find_all(exp.Select))
+            if not changelogs and any(is_top_n(s) for s in selects) and not any(_aggregates(s) for s in selects):
+                return None  # a Top-N of inserts: each record's changes
+            return "this query's updates (a Top-N of an aggregate, or an aggregate it reads) carry no old row here"
     except TranspileError as err:
         return err.message.rstrip(".")
     return None
+
+
+def _aggregates(select: exp.Select) -> bool:
+    return select.args.get("group") is not None or any(is_grouping_aggregate(s) for s in select.selects)
 
 
 def over_input(pipeline: Pipeline, insert: Insert, report: Report) -> None:

@@ -29,6 +29,9 @@ class TopN:
     rank: str
     rank_selected: bool
     newest_first: bool = False  # ORDER BY a processing-time attribute DESC: the last rows to arrive
+    # Written as a changelog format (debezium-json, ...): each record's changes, a replaced row's delete included,
+    # as Flink's rank operators emit them; otherwise a micro-batch's net change of the final table.
+    changelog: bool = False
     # Over a GROUP BY (the ranked subquery's FROM): its select, whose changes (with retractions) are ranked.
     aggregated: exp.Select | None = field(default=None, repr=False, compare=False)
 

@@ -71,7 +71,8 @@ def to_spark_query(
     this call and will not use it again, so it is rewritten in place rather than copied first. `lookups` names the
     relations that lookup joins read (`FOR SYSTEM_TIME AS OF`, see `connector.sql.lookups`): static relations of
     stream-static joins. `changelog`: the query's updates are written as a changelog (debezium-json, ...), so its
-    GROUP BY is cut out into an operator that emits Flink's retractions (see `connector.sql.changelog_aggregation`);
+    GROUP BY is cut out into an operator that emits Flink's retractions (see `connector.sql.changelog_aggregation`)
+    and its Top-N emits each record's changes;
     `retracting`: the query's GROUP BY aggregates a changelog, whose old rows that operator retracts (for MIN or MAX
     into a keyed sink, or anything written as a changelog); `kinds`: that operator's rows carry their change kinds
     (UPDATE_BEFORE, UPDATE_AFTER), which a print sink shows.
@@ -82,6 +83,9 @@ def to_spark_query(
         owned = True
         rewriter.changelog_aggregation(query, retracting, keyed=not changelog, kinds=kinds)
     sql = rewriter.query(query, owned=owned).sql(dialect="spark", copy=False)  # the rewritten tree is ours
+    for deduplication in rewriter.deduplications:
+        if changelog and deduplication.top is not None:  # each record's changes, as Flink's rank operators
+            deduplication.top.changelog = True
     return SparkQuery(
         sql, rewriter.deduplications, rewriter.temporal_joins, rewriter.over_aggregations, rewriter.aggregations
     )
