@@ -179,7 +179,9 @@ def test_without_the_rank_a_row_leaving_the_top_n_is_deleted(
                      for p, n in rows])  # fmt: skip
     first = run(capsys, path, tmp_path / "cp", **variables)
     assert first.code == 0, first.err
-    assert sorted(line for line in first.out.splitlines() if "chess" in line) == ["+I[chess, ann]", "+I[chess, eve]"]
+    assert [line for line in first.out.splitlines() if "chess" in line] == [  # each record's changes, as Flink's
+        "+I[chess, ann]", "+I[chess, bob]", "-D[chess, bob]", "+I[chess, eve]",
+    ]  # fmt: skip
     produce(scores, [(None, json.dumps({"player": "dan", "game": "chess", "points": 7}).encode(), None, None, None)])
     second = run(capsys, path, tmp_path / "cp", **variables)
     assert sorted(line for line in second.out.splitlines() if "chess" in line) == ["+I[chess, dan]", "-D[chess, ann]"]
@@ -206,3 +208,67 @@ def test_a_blackhole_sink_takes_the_changes_of_a_top_n(
     result = run(capsys, path, tmp_path / "cp", **variables)
     assert result.code == 0, result.err
     assert "3 record(s) read" in result.err
+
+
+TOP_N_TO_PRINT = """
+CREATE TABLE src (category STRING, item STRING, amount INT, pt AS PROCTIME()) WITH (
+  'connector' = 'kafka', 'topic' = '{{ var("topic") }}', 'properties.bootstrap.servers' = '{{ var("brokers") }}',
+  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json'
+);
+CREATE TABLE top_rows (category STRING, item STRING, amount INT) WITH (
+  'connector' = 'print', 'print-identifier' = 'rows'
+);
+CREATE TABLE top_ranks (category STRING, rn BIGINT, item STRING, amount INT) WITH (
+  'connector' = 'print', 'print-identifier' = 'ranks'
+);
+CREATE TABLE last_rows (category STRING, item STRING) WITH ('connector' = 'print', 'print-identifier' = 'last');
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO top_rows SELECT category, item, amount FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY category ORDER BY amount DESC) AS rn FROM src
+) WHERE rn <= 2;
+INSERT INTO top_ranks SELECT category, rn, item, amount FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY category ORDER BY amount DESC) AS rn FROM src
+) WHERE rn <= 2;
+INSERT INTO last_rows SELECT category, item FROM (
+  SELECT category, item, ROW_NUMBER() OVER (PARTITION BY category ORDER BY pt DESC) AS rn FROM src
+) WHERE rn = 1;
+END;
+"""
+
+
+def test_a_top_n_into_print_shows_each_record_s_changes_as_flink_prints_them(
+    spark: SparkSession,
+    kafka_bootstrap: str,
+    topic_factory: Callable[..., str],
+    produce: Callable[[str, Sequence[Any]], None],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Without the rank a row entering the N is +I and the row it pushes out -D; with the rank each rank whose row
+    changes is -U (old row) and +U (new row), a rank filled for the first time +I; a key's new last row -U, +U. These
+    are the lines Flink 2.3 printed for these records (category x; parallelism 1)."""
+    from test_run_e2e import run
+
+    topic = topic_factory()
+    rows = [("a", 1), ("b", 5), ("d", 3), ("e", 9), ("f", 5), ("i", 2)]
+    produce(topic, [(None, json.dumps({"category": "x", "item": i, "amount": n}).encode(), None, None, None)
+                    for i, n in rows])  # fmt: skip
+    (tmp_path / "top.sql").write_text(TOP_N_TO_PRINT)
+
+    result = run(capsys, tmp_path / "top.sql", tmp_path / "cp", brokers=kafka_bootstrap, topic=topic)
+
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert [line for line in lines if line.startswith("rows> ")] == [
+        "rows> +I[x, a, 1]", "rows> +I[x, b, 5]", "rows> -D[x, a, 1]", "rows> +I[x, d, 3]", "rows> -D[x, d, 3]",
+        "rows> +I[x, e, 9]",
+    ]  # fmt: skip
+    assert [line for line in lines if line.startswith("ranks> ")] == [
+        "ranks> +I[x, 1, a, 1]", "ranks> -U[x, 1, a, 1]", "ranks> +U[x, 1, b, 5]", "ranks> +I[x, 2, a, 1]",
+        "ranks> -U[x, 2, a, 1]", "ranks> +U[x, 2, d, 3]", "ranks> -U[x, 1, b, 5]", "ranks> +U[x, 1, e, 9]",
+        "ranks> -U[x, 2, d, 3]", "ranks> +U[x, 2, b, 5]",
+    ]  # fmt: skip
+    assert [line for line in lines if line.startswith("last> ")] == [
+        "last> +I[x, a]", "last> -U[x, a]", "last> +U[x, b]", "last> -U[x, b]", "last> +U[x, d]", "last> -U[x, d]",
+        "last> +U[x, e]", "last> -U[x, e]", "last> +U[x, f]", "last> -U[x, f]", "last> +U[x, i]",
+    ]  # fmt: skip

@@ -298,12 +298,11 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
         query_proctimes.update((p.view, c) for p in plans.values() for c in _proctime_columns(p.table))
         updating = changes.produces_updates(pipeline, insert.query)
         lookups = [p.view for p in plans.values() if p.lookup]
-        # A print sink shows a GROUP BY's changes row by row, as Flink prints them (+I, then -U and +U, -D): the
-        # changelog operator computes them. Where it cannot (an aggregate it lacks, a second stateful operator such
-        # as an upsert-kafka source's normalization), Spark's aggregation shows each group's latest row per
-        # micro-batch, as +U.
-        grouping = isinstance(query, exp.Select) and changes.is_updating_aggregate(query)
-        attempts = [True, False] if sink.connector == "print" and grouping else [False]
+        # A print sink shows a GROUP BY's or a Top-N's changes row by row, as Flink prints them (+I, then -U and +U,
+        # -D): the changelog operator and the Top-N's compute them. Where the changelog operator cannot (an
+        # aggregate it lacks, a second stateful operator such as an upsert-kafka source's normalization), Spark's
+        # aggregation shows each group's latest row per micro-batch, as +U.
+        attempts = [True, False] if sink.connector == "print" and updating else [False]
         spark: SparkQuery | None = None
         for printed in attempts:
             attempt = query.copy() if printed else query

@@ -24,14 +24,21 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 from pyspark.sql.types import BinaryType, BooleanType, LongType, StringType, StructField, StructType
 
-from connector.connectors.reading import DELETED
+from connector.connectors.reading import DELETED, UPDATE_AFTER, UPDATE_BEFORE
 from connector.runtime.state_rows import ROW, row_columns, row_text
 from connector.sql.top_n import TopN
 
 _RANK = "__rank"
 _EVENTS = StructType(
-    [StructField(ROW, StringType()), StructField(_RANK, LongType()), StructField(DELETED, BooleanType())]
+    [
+        StructField(ROW, StringType()),
+        StructField(_RANK, LongType()),
+        StructField(DELETED, BooleanType()),
+        StructField(UPDATE_BEFORE, BooleanType()),
+        StructField(UPDATE_AFTER, BooleanType()),
+    ]
 )
+_EVENT_COLUMNS = [ROW, _RANK, DELETED, UPDATE_BEFORE, UPDATE_AFTER]
 # The key's rows as a pickled list of (ordering values, arrival number, row JSON), and the next arrival number.
 _STATE = StructType([StructField("rows", BinaryType()), StructField("arrivals", LongType())])
 
@@ -52,7 +59,8 @@ def top_n(frame: DataFrame, keys: Sequence[str], top: TopN) -> DataFrame:
         emit, _EVENTS, _STATE, "append", GroupStateTimeout.NoTimeout
     )
     rank = [F.col(_RANK).alias(top.rank)] if top.rank_selected else []
-    return events.select(*row_columns(F.col(ROW), frame, frame.columns), *rank, F.col(DELETED))
+    kinds = [F.col(UPDATE_BEFORE), F.col(UPDATE_AFTER)] if top.kinds else []
+    return events.select(*row_columns(F.col(ROW), frame, frame.columns), *rank, F.col(DELETED), *kinds)
 
 
 def native(value: Any) -> Any:
@@ -105,7 +113,7 @@ def _ranked(
     state.update((pickle.dumps(entries), arrivals))
     if not changelog:
         out = changes(limit, rank_selected, previous, entries)
-    yield pd.DataFrame(out, columns=[ROW, _RANK, DELETED])
+    yield pd.DataFrame(out, columns=_EVENT_COLUMNS)
 
 
 def changes(
@@ -116,10 +124,10 @@ def changes(
     changelog: bool = False,
 ) -> list[tuple[Any, ...]]:
     """What a key emits when its N first entries (ordering values, arrival number, row) go from `previous` to
-    `top`: (row, rank, deleted) rows. With the rank selected each rank whose row changed is upserted (for a
-    changelog, its old row deleted first), and a rank no row holds any more deleted; without it, a row that left is
-    deleted and one that entered inserted (a Top-1 upserts its key's new row, as Flink's deduplication; for a
-    changelog, its old row deleted first)."""
+    `top`: (row, rank, deleted, update before, update after) rows. With the rank selected each rank whose row
+    changed is upserted (for a changelog, its old row deleted first: -U, +U), and a rank no row holds any more
+    deleted; without it, a row that left is deleted (-D) and one that entered inserted (+I); a Top-1 upserts its
+    key's new row, as Flink's deduplication (for a changelog, its old row deleted first: -U, +U)."""
     before = [e[1] for e in previous]
     if rank_selected or limit == 1:
         out: list[tuple[Any, ...]] = []
@@ -127,10 +135,10 @@ def changes(
             if i < len(before) and before[i] == e[1]:
                 continue
             if changelog and i < len(previous):
-                out.append((previous[i][2], i + 1, True))
-            out.append((e[2], i + 1, False))
-        return out + [(e[2], i + 1, True) for i, e in enumerate(previous) if i >= len(top)]
+                out.append((previous[i][2], i + 1, True, True, False))
+            out.append((e[2], i + 1, False, False, i < len(previous)))
+        return out + [(e[2], i + 1, True, False, False) for i, e in enumerate(previous) if i >= len(top)]
     left = set(before) - {e[1] for e in top}
-    out = [(row, None, True) for _, arrival, row in previous if arrival in left]
-    return out + [(e[2], None, False) for e in top if e[1] not in set(before)]
+    out = [(row, None, True, False, False) for _, arrival, row in previous if arrival in left]
+    return out + [(e[2], None, False, False, False) for e in top if e[1] not in set(before)]
 

@@ -98,7 +98,8 @@ def _ranked(
                 saved["arrivals"] += 1
         entries.sort(key=ordering)
         state.update((pickle.dumps(saved),))
-        yield pd.DataFrame(changes(limit, rank_selected, previous, entries[:limit]), columns=[ROW, _RANK, DELETED])
+        found = changes(limit, rank_selected, previous, entries[:limit])
+        yield pd.DataFrame([change[:3] for change in found], columns=[ROW, _RANK, DELETED])
 
 
 def _row(keys: str, aggregates: Sequence[Aggregate], accumulators: Sequence[Accumulator], names: dict[str, str]) -> str:

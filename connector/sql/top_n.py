@@ -32,6 +32,7 @@ class TopN:
     # Written as a changelog format (debezium-json, ...): each record's changes, a replaced row's delete included,
     # as Flink's rank operators emit them; otherwise a micro-batch's net change of the final table.
     changelog: bool = False
+    kinds: bool = False  # those changes carry their kinds (UPDATE_BEFORE, UPDATE_AFTER), which a print sink shows
     # Over a GROUP BY (the ranked subquery's FROM): its select, whose changes (with retractions) are ranked.
     aggregated: exp.Select | None = field(default=None, repr=False, compare=False)
 

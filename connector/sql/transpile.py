@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from connector.sql import python_functions
+from connector.sql.catalog import UPDATE_AFTER_COLUMN, UPDATE_BEFORE_COLUMN
 from connector.sql.changelog_aggregation import ChangelogAggregation
 from connector.sql.changelog_aggregation import extract as extract_aggregation
 from connector.sql.deduplication import Deduplication, extract, extract_distinct
@@ -78,14 +79,12 @@ def to_spark_query(
     (UPDATE_BEFORE, UPDATE_AFTER), which a print sink shows.
     """
     rewriter = _Rewriter(_lower(watermarks), streaming, _lower(proctimes), {name.lower() for name in lookups})
+    rewriter.changes = (changelog, kinds)
     if (changelog or retracting) and isinstance(query, exp.Select):
         query = query if owned else query.copy()
         owned = True
         rewriter.changelog_aggregation(query, retracting, keyed=not changelog, kinds=kinds)
     sql = rewriter.query(query, owned=owned).sql(dialect="spark", copy=False)  # the rewritten tree is ours
-    for deduplication in rewriter.deduplications:
-        if changelog and deduplication.top is not None:  # each record's changes, as Flink's rank operators
-            deduplication.top.changelog = True
     return SparkQuery(
         sql, rewriter.deduplications, rewriter.temporal_joins, rewriter.over_aggregations, rewriter.aggregations
     )
@@ -141,6 +140,8 @@ class _Rewriter:
         self.temporal_joins: list[TemporalJoin] = []
         self.over_aggregations: list[OverAggregation] = []
         self.aggregations: list[ChangelogAggregation] = []
+        # (changelog, kinds): a Top-N of inserts emits each record's changes, with their kinds (see `TopN`)
+        self.changes = (False, False)
         self.flink = Flink()
 
     def ranked_aggregation(self, deduplication: Deduplication, select: exp.Select) -> None:
@@ -160,6 +161,17 @@ class _Rewriter:
             raise TranspileError("A Top-N over a GROUP BY must be PARTITIONED BY keys of the GROUP BY.", select)
         aggregation.sql = self.query(aggregation.select, owned=True).sql(dialect="spark", copy=False)
         deduplication.aggregation = aggregation
+
+    def record_changes(self, deduplication: Deduplication, outer: exp.Select) -> None:
+        """A Top-N of inserts written as a changelog or printed: each record's changes, with their kinds selected by
+        `outer` when printed."""
+        changelog, kinds = self.changes
+        top = deduplication.top
+        if not changelog or top is None or top.aggregated is not None:
+            return
+        top.changelog, top.kinds = True, kinds
+        if kinds and not any(isinstance(s, exp.Star) for s in outer.selects):
+            outer.select(exp.column(UPDATE_BEFORE_COLUMN), exp.column(UPDATE_AFTER_COLUMN), copy=False)
 
     def changelog_aggregation(
         self, select: exp.Select, retracting: bool = False, keyed: bool = False, kinds: bool = False
@@ -185,6 +197,7 @@ class _Rewriter:
                 deduplication = extract(select, self.proctimes, number) or extract_distinct(select, number)
                 if deduplication is not None:
                     found.append(deduplication)
+                    self.record_changes(deduplication, select)
                     if deduplication.top is not None and deduplication.top.aggregated is not None:
                         self.ranked_aggregation(deduplication, deduplication.top.aggregated)
                 number = len(self.over_aggregations) + len(overs) + 1
