@@ -141,6 +141,26 @@ def test_a_record_that_is_not_avro_of_the_schema_fails_naming_its_offset(spark: 
     assert "ignore-parse-errors" not in message  # Flink's avro format has no such option
 
 
+def test_json_encoded_records_round_trip_every_value_and_read_flinks(spark: SparkSession) -> None:
+    """'avro.encoding' = 'json': what is written reads back the same, and so do records as Flink writes them (a
+    newline before every record after a task's first)."""
+    tbl = _avro_table({"avro.encoding": "json"})
+    written = encoded(spark, tbl, "value", ROWS, SPARK_DDL)
+    assert all(json.loads(record) for record in written)  # JSON text, one record each
+    flinks = [written[0], b"\n" + written[1], *written[2:]]
+    rows, malformed = decode_rows(spark, tbl, [*flinks, None])
+    assert malformed == 0
+    assert values(rows, *NAMES) == [tuple(r) for r in ROWS]
+
+
+def test_a_record_that_is_not_avro_json_of_the_schema_fails_naming_its_offset(spark: SparkSession) -> None:
+    tbl = table("id BIGINT NOT NULL, name STRING", {"format": "avro", "avro.encoding": "json"})
+    good = b'{"id": 1, "name": {"string": "a"}}'
+    message = failure_of(spark, tbl, [good, b'{"id": 2, "name": "b"}'])  # a union's value without its branch
+    assert message.startswith("Malformed Avro record in topic 'orders' partition 0 offset 1: is not a record of")
+    assert '{"id": 2, "name": "b"}' in message
+
+
 def test_avro_is_refused_on_a_session_without_spark_avro(spark: SparkSession, monkeypatch: pytest.MonkeyPatch) -> None:
     """A session made elsewhere (the extension's) without the module gets what to add, at the format option."""
     from connector.formats import avro

@@ -2,6 +2,12 @@
 schema is derived from the table's columns (`connector.formats.avro_schema`), decoded and encoded in bulk by
 Spark's own Avro functions (`from_avro` / `to_avro`, the `spark-avro` module).
 
+With 'avro.encoding' = 'json' records are in Avro's JSON encoding (unions as {"type": value}, bytes as ISO-8859-1
+text), which Spark's functions do not read: fastavro turns each record into the binary encoding before
+`from_avro` (`prepare`) and each written record back into JSON after `to_avro`, in Python functions, written
+compact as Avro's Java JsonEncoder writes it (Python's float text differs from Java's for numbers below 1e-3 or
+from 1e7 up: 1e+20 against 1.0E20; both read back as the same number).
+
 As in Flink, a NULL message yields no row, and a record that does not decode with the table's schema fails the
 query (Flink's avro format has no 'ignore-parse-errors'); the message names topic, partition and offset.
 A record with bytes left over after its last field is read as Flink reads it: those bytes are not looked at.
@@ -9,13 +15,16 @@ A record with bytes left over after its last field is read as Flink reads it: th
 
 from __future__ import annotations
 
+import functools
+import io
 import json
 from collections.abc import Mapping
 from typing import Any
 
+import fastavro
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType
+from pyspark.sql.types import BinaryType, StringType, StructField, StructType
 
 from connector.formats.avro_schema import AvroSchemaError, decoded_value, encoded_value, table_schema
 from connector.formats.payload import Codec, Decoded, PayloadField, PayloadFormat, fail
@@ -74,15 +83,39 @@ def check_columns(check: FormatCheck, legacy: bool = True) -> None:
 
 
 def _schema_rule(check: FormatCheck) -> None:
-    """The table's columns must have an Avro schema, in the encoding Spark reads."""
+    """The table's columns must have an Avro schema."""
     check_columns(check, check.options.get(AvroOptions.TIMESTAMP_MAPPING_LEGACY) is not False)
-    if check.options.get(AvroOptions.ENCODING) == "json":
-        check.report(
-            "unsupported-format",
-            f"'{check.key(AvroOptions.ENCODING)}' = 'json' is not supported yet: Spark's Avro functions read and "
-            "write the binary encoding only. Use 'binary' (the default).",
-            AvroOptions.ENCODING.key,
-        )
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed(schema: str) -> Any:
+    return fastavro.parse_schema(json.loads(schema))
+
+
+def json_to_binary(schema: str, record: bytes | None) -> tuple[bytes | None, str | None]:
+    """A record in Avro's JSON encoding as (its binary encoding, None), or (None, why it does not read)."""
+    if record is None:
+        return None, None
+    try:
+        # one line, as fastavro reads: Flink starts each record after a task's first with a newline
+        line = json.dumps(json.loads(bytes(record).decode("utf-8")))
+        value = next(fastavro.json_reader(io.StringIO(line), _parsed(schema)))
+        out = io.BytesIO()
+        fastavro.schemaless_writer(out, _parsed(schema), value)
+        return out.getvalue(), None
+    except Exception as err:  # any way a text is not a record of the schema
+        shown = bytes(record)[:64].decode("utf-8", "replace")
+        return None, f"is not a record of the table's Avro schema in Avro's JSON encoding ({err}): {shown}"
+
+
+def binary_to_json(schema: str, record: bytes | None) -> bytes | None:
+    """A record's binary encoding as Avro's JSON encoding, compact as Avro's Java JsonEncoder writes it."""
+    if record is None:
+        return None
+    value = fastavro.schemaless_reader(io.BytesIO(bytes(record)), _parsed(schema), None)
+    out = io.StringIO()
+    fastavro.json_writer(out, _parsed(schema), [value])
+    return json.dumps(json.loads(out.getvalue()), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 def require_spark_avro(fmt: PayloadFormat, table: Table, format_key: str) -> None:
@@ -109,13 +142,23 @@ class AvroCodec(Codec):
     def check(self, fmt: PayloadFormat, table: Table, format_key: str) -> None:
         require_spark_avro(fmt, table, format_key)
 
+    def prepare(self, payload: Column, fmt: PayloadFormat, stage_prefix: str) -> dict[str, Column]:
+        if fmt.options.get("encoding", "binary") != "json":
+            return {}
+        converted = functools.partial(json_to_binary, json.dumps(_spark_schema(fmt)))
+        returned = StructType([StructField("binary", BinaryType()), StructField("problem", StringType())])
+        return {f"{stage_prefix}_avro_json": F.udf(converted, returned, useArrow=True)(payload)}
+
     def decode(self, payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decoded:
         from pyspark.sql.avro.functions import from_avro
 
-        legacy = bool(fmt.options.get("timestamp_mapping.legacy", True))
-        writer = table_schema(avro_fields(fmt.fields), legacy, for_spark=True)
+        writer = _spark_schema(fmt)
         reader = {**writer, "fields": [*writer["fields"], {"name": _DECODED, "type": "boolean", "default": True}]}
         options = {"mode": "PERMISSIVE", "avroSchema": json.dumps(reader)}
+        json_problem: Column = F.lit(None).cast(StringType())
+        if fmt.options.get("encoding", "binary") == "json":
+            converted = F.col(f"{stage_prefix}_avro_json")
+            payload, json_problem = converted.getField("binary"), converted.getField("problem")
         payload_name, decoded_name = f"{stage_prefix}_payload", f"{stage_prefix}_avro"
         stage = {payload_name: payload, decoded_name: from_avro(payload, json.dumps(writer), options)}
         bytes_, record = F.col(payload_name), F.col(decoded_name)
@@ -132,20 +175,30 @@ class AvroCodec(Codec):
                 F.lit(")"),
             ),
         )
-        return Decoded(stage, values, bytes_.isNull(), F.lit(False), problem)
+        null_value = bytes_.isNull() & json_problem.isNull()
+        return Decoded(stage, values, null_value, F.lit(False), F.coalesce(json_problem, problem))
 
     def encode(self, fmt: PayloadFormat, row: Mapping[str, Column]) -> Column:
         from pyspark.sql.avro.functions import to_avro
 
-        legacy = bool(fmt.options.get("timestamp_mapping.legacy", True))
-        schema = table_schema(avro_fields(fmt.fields), legacy, for_spark=True)
+        schema = _spark_schema(fmt)
         members = [encoded_value(row[f.column], f.flink_type).alias(f.name) for f in fmt.fields if f.flink_type]
-        return to_avro(F.struct(*members), json.dumps(schema))
+        encoded = to_avro(F.struct(*members), json.dumps(schema))
+        if fmt.options.get("encoding", "binary") != "json":
+            return encoded
+        written = F.udf(functools.partial(binary_to_json, json.dumps(schema)), BinaryType(), useArrow=True)(encoded)
+        return written.alias("avro_json")  # named: Spark cannot name a Python function of a nested struct itself
+
+
+def _spark_schema(fmt: PayloadFormat) -> dict[str, Any]:
+    """The payload's Avro schema as Spark's Avro functions take it (`table_schema`'s twin)."""
+    legacy = bool(fmt.options.get("timestamp_mapping.legacy", True))
+    return table_schema(avro_fields(fmt.fields), legacy, for_spark=True)
 
 
 AVRO = Format(
     "avro",
-    "Apache Avro binary records; the schema is derived from the table's columns as Flink derives it.",
+    "Apache Avro records, binary or JSON-encoded; their schema is derived from the table's columns as Flink does.",
     options=tuple(v for v in vars(AvroOptions).values() if isinstance(v, ConfigOption)),
     codec=AvroCodec(),
     connectors=("kafka", "upsert-kafka"),
