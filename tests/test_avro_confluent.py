@@ -36,14 +36,22 @@ CREATE TABLE orders (id BIGINT, name STRING, amount DOUBLE) WITH (
   'connector' = 'kafka', 'topic' = '{{ var("src") }}', 'properties.bootstrap.servers' = '{{ var("brokers") }}',
   'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset',
   'format' = '{{ var("in") }}'
-  {%- if var("in") == "avro-confluent" %}, 'avro-confluent.url' = '{{ var("registry") }}'{% endif %}
+  {%- if var("in") == "avro-confluent" %}, 'avro-confluent.url' = '{{ var("registry") }}'{{ trust }}{% endif %}
 );
 CREATE TABLE copied (id BIGINT, name STRING, amount DOUBLE) WITH (
   'connector' = 'kafka', 'topic' = '{{ var("dst") }}', 'properties.bootstrap.servers' = '{{ var("brokers") }}',
   'format' = '{{ var("out") }}'
-  {%- if var("out") == "avro-confluent" %}, 'avro-confluent.url' = '{{ var("registry") }}'{% endif %}
+  {%- if var("out") == "avro-confluent" %}, 'avro-confluent.url' = '{{ var("registry") }}'{{ trust }}{% endif %}
 );
 INSERT INTO copied SELECT id, name, amount FROM orders;
+"""
+TRUST = """
+{%- set trust -%}
+{%- if var("truststore", "") -%}
+, 'avro-confluent.ssl.truststore.location' = '{{ var("truststore") }}',
+  'avro-confluent.ssl.truststore.password' = '{{ var("truststore_password") }}'
+{%- endif -%}
+{%- endset -%}
 """
 
 
@@ -59,7 +67,7 @@ def _serializer(registry: RegistryInfo, schema: dict[str, Any]) -> Callable[[dic
 def _run(capsys: pytest.CaptureFixture[str], tmp_path: Path, **variables: str) -> Any:
     from test_run_e2e import run
 
-    (tmp_path / "copy.sql").write_text(PIPELINE)
+    (tmp_path / "copy.sql").write_text(TRUST + PIPELINE)
     return run(capsys, tmp_path / "copy.sql", tmp_path / f"cp-{variables['dst']}", **variables)
 
 
@@ -97,6 +105,55 @@ def test_records_of_every_registered_version_are_read_into_the_table_and_written
     registered = json.loads(client.get_latest_version(f"{dst}-value").schema.schema_str or "")
     assert registered["name"] == "org.apache.flink.avro.generated.record"  # the table's schema, as Flink's
     assert [f["name"] for f in registered["fields"]] == ["id", "name", "amount"]
+
+
+def test_a_registry_served_over_https_is_reached_with_the_java_trust_store_of_its_options(
+    spark: SparkSession,
+    kafka_bootstrap: str,
+    topic_factory: Callable[..., str],
+    produce: Callable[[str, Sequence[Any]], None],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """'avro-confluent.ssl.truststore.*' (a JKS store, as Flink's Java client takes it): the table's schema is
+    registered and read over HTTPS; a trust store without the registry's CA fails naming the registry and why."""
+    from stores import trust_store
+    from test_run_e2e import read_topic
+
+    from connector.dev import registry
+    from connector.dev.certificates import Authority
+
+    authority, stranger = Authority(), Authority("another CA")
+    issued = authority.issue("registry", ("127.0.0.1", "localhost"))
+    (tmp_path / "ca.pem").write_text(authority.certificate)
+    (tmp_path / "registry.pem").write_text(issued.certificate)
+    (tmp_path / "registry.key").write_text(issued.key)
+    tls = registry.ServerTls(tmp_path / "registry.pem", tmp_path / "registry.key", tmp_path / "ca.pem")
+    trusted = trust_store(tmp_path / "trust.jks", {"ca": authority.certificate}, "trust-pass")
+    untrusted = trust_store(tmp_path / "other.jks", {"other": stranger.certificate}, "trust-pass")
+    served = registry.start(tmp_path / "registry", tls=tls)
+    try:
+        assert served.url.startswith("https://")
+        src, dst, out = topic_factory(), topic_factory(), topic_factory()
+        produce(src, [(None, json.dumps({"id": 1, "name": "a", "amount": 1.5}).encode(), None, None, None)])
+        common = {"brokers": kafka_bootstrap, "registry": served.url, "truststore_password": "trust-pass"}
+
+        refused = _run(capsys, tmp_path, src=src, dst=dst, truststore=str(untrusted), **common,
+                       **{"in": "json", "out": "avro-confluent"})  # fmt: skip
+        assert refused.code != 0
+        assert f"schema registry {served.url} is not reachable" in refused.err
+        assert "CERTIFICATE_VERIFY_FAILED" in refused.err
+
+        written = _run(capsys, tmp_path, src=src, dst=dst, truststore=str(trusted), **common,
+                       **{"in": "json", "out": "avro-confluent"})  # fmt: skip
+        assert written.code == 0, written.err
+        read = _run(capsys, tmp_path, src=dst, dst=out, truststore=str(trusted), **common,
+                    **{"in": "avro-confluent", "out": "json"})  # fmt: skip
+        assert read.code == 0, read.err
+        assert read_topic(kafka_bootstrap, out) == [{"id": 1, "name": "a", "amount": 1.5}]
+        assert "trust-pass" not in written.out + written.err + read.out + read.err
+    finally:
+        registry.stop(served)
 
 
 @pytest.mark.parametrize(

@@ -138,12 +138,16 @@ def test_it_is_a_value_format_whose_registry_options_are_checked(tmp_path: Path,
     assert any("debezium-avro-confluent.schema" in e and "debezium-avro-confluent.url" in e for e in errors), errors
 
 
-def test_ssl_options_of_the_registry_are_refused_not_ignored(schema_registry: RegistryInfo) -> None:
+def test_ssl_options_of_the_registry_are_taken(schema_registry: RegistryInfo) -> None:
+    """As avro-confluent's (tested over HTTPS in test_avro_confluent), not refused; a misspelt one is."""
     from connector.connectors import registry
 
     options = {
         "topic": "t", "format": "debezium-avro-confluent", "debezium-avro-confluent.url": schema_registry.url,
         "debezium-avro-confluent.ssl.truststore.location": "/tmp/trust.jks",
+        "debezium-avro-confluent.ssl.truststore.password": "secret",
+        "debezium-avro-confluent.ssl.trustore.type": "JKS",
     }  # fmt: skip
     problems = [d.message for d in registry.validate_table(table(COLUMNS, options))]
-    assert any("'debezium-avro-confluent.ssl.truststore.location' is not supported yet" in p for p in problems)
+    about_ssl = [p for p in problems if "ssl" in p]
+    assert len(about_ssl) == 1 and "'debezium-avro-confluent.ssl.trustore.type'" in about_ssl[0], problems

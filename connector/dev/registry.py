@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import signal
+import ssl
 import subprocess
 import tempfile
 import time
@@ -40,15 +41,29 @@ class RegistryError(RuntimeError):
 
 
 @dataclass(frozen=True)
+class ServerTls:
+    """HTTPS for the registry: its certificate and key (PEM files) and the CA that signed them."""
+
+    certificate: Path
+    key: Path
+    ca: Path
+
+
+@dataclass(frozen=True)
 class RegistryInfo:
     port: int
     pid: int
     log_file: Path
+    ca: Path | None = None  # served over HTTPS only, with a certificate this CA (PEM) signed
 
     @property
     def url(self) -> str:
         """The Confluent-compatible API, as 'avro-confluent.url' takes it."""
-        return f"http://127.0.0.1:{self.port}{API}"
+        return f"{'https' if self.ca else 'http'}://127.0.0.1:{self.port}{API}"
+
+    def context(self) -> ssl.SSLContext | None:
+        """What trusts the registry's certificate (None: plain HTTP)."""
+        return ssl.create_default_context(cafile=str(self.ca)) if self.ca else None
 
 
 def _home() -> Path:
@@ -101,12 +116,14 @@ def status(directory: Path | None = None) -> RegistryInfo | None:
         os.kill(int(state["pid"]), 0)
     except (OSError, ValueError, KeyError):
         return None
-    return RegistryInfo(int(state["port"]), int(state["pid"]), directory / "registry.log")
+    ca = Path(state["ca"]) if state.get("ca") else None
+    return RegistryInfo(int(state["port"]), int(state["pid"]), directory / "registry.log", ca)
 
 
-def start(log_dir: Path | None = None, port: int = 0) -> RegistryInfo:
+def start(log_dir: Path | None = None, port: int = 0, tls: ServerTls | None = None) -> RegistryInfo:
     """A registry on loopback (`port`, or a free one), its log and state in `log_dir`; ready (and
-    BACKWARD-compatible) on return. An already running one is returned as it is."""
+    BACKWARD-compatible) on return. An already running one is returned as it is. With `tls` it serves HTTPS
+    only (Quarkus's `quarkus.http.ssl.*`)."""
     log_dir = log_dir or default_dir()
     running = status(log_dir)
     if running is not None:
@@ -115,22 +132,31 @@ def start(log_dir: Path | None = None, port: int = 0) -> RegistryInfo:
     port = port or local.free_port()
     log_dir.mkdir(parents=True, exist_ok=True)
     log_file = log_dir / "registry.log"
+    environment = {**os.environ, "REGISTRY_PORT": str(port), "REGISTRY_HOST": "127.0.0.1"}
+    if tls is not None:
+        environment.update(
+            QUARKUS_HTTP_SSL_PORT=str(port),
+            QUARKUS_HTTP_PORT=str(local.free_port()),  # not served: insecure requests are disabled
+            QUARKUS_HTTP_INSECURE_REQUESTS="disabled",
+            QUARKUS_HTTP_SSL_CERTIFICATE_FILES=str(tls.certificate),
+            QUARKUS_HTTP_SSL_CERTIFICATE_KEY_FILES=str(tls.key),
+        )
     with log_file.open("w") as log:
         process = subprocess.Popen(
             [local.java() or "java", "-Xmx256m", "-jar", str(home / _RUNNER)],
-            cwd=home, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-            env={**os.environ, "REGISTRY_PORT": str(port), "REGISTRY_HOST": "127.0.0.1"},
+            cwd=home, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=environment,
         )  # fmt: skip
-    info = RegistryInfo(port, process.pid, log_file)
-    _state(log_dir).write_text(json.dumps({"port": port, "pid": process.pid}))
+    info = RegistryInfo(port, process.pid, log_file, tls.ca if tls else None)
+    _state(log_dir).write_text(json.dumps({"port": port, "pid": process.pid, "ca": str(info.ca or "")}))
     deadline = time.monotonic() + _READY_SECONDS
+    base = info.url.removesuffix(API)
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RegistryError(f"the schema registry exited ({process.returncode}): {log_file.read_text()[-3000:]}")
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health/ready", timeout=2):
+            with urllib.request.urlopen(f"{base}/health/ready", timeout=2, context=info.context()):
                 pass
-            _put(f"{info.url}/config", {"compatibility": "BACKWARD"})
+            _put(f"{info.url}/config", {"compatibility": "BACKWARD"}, info.context())
             return info
         except (urllib.error.URLError, ConnectionError, TimeoutError):
             time.sleep(0.25)
@@ -138,11 +164,11 @@ def start(log_dir: Path | None = None, port: int = 0) -> RegistryInfo:
     raise RegistryError(f"the schema registry was not ready after {_READY_SECONDS:.0f} s (log {log_file})")
 
 
-def _put(url: str, body: dict[str, str]) -> None:
+def _put(url: str, body: dict[str, str], context: ssl.SSLContext | None = None) -> None:
     request = urllib.request.Request(
         url, data=json.dumps(body).encode(), method="PUT", headers={"Content-Type": "application/json"}
     )
-    with urllib.request.urlopen(request, timeout=10):
+    with urllib.request.urlopen(request, timeout=10, context=context):
         pass
 
 

@@ -14,7 +14,7 @@ the subject when the query starts ('auto.register.schemas', default true; else i
 and every record carries its id.
 
 As in Flink, a NULL message yields no row, and a record that does not decode fails the query (the format has no
-'ignore-parse-errors'). The SSL options are declared but not supported yet.
+'ignore-parse-errors'). The registry is reached over HTTPS with the 'ssl.*' options' Java stores (`schema_registry`).
 """
 
 from __future__ import annotations
@@ -85,14 +85,6 @@ class AvroConfluentOptions:
     SSL_TRUSTSTORE_PASSWORD = ConfigOption("ssl.truststore.password", STRING, "Password for SSL truststore.")
 
 
-_SSL = (
-    AvroConfluentOptions.SSL_KEYSTORE_LOCATION,
-    AvroConfluentOptions.SSL_KEYSTORE_PASSWORD,
-    AvroConfluentOptions.SSL_TRUSTSTORE_LOCATION,
-    AvroConfluentOptions.SSL_TRUSTSTORE_PASSWORD,
-)
-
-
 def _shape(schema: Any) -> Any:
     """What must agree for records encoded with one schema to be read with the other as the same values: types
     and field order, not names, docs or defaults (timestamp-millis and local-timestamp-millis alike)."""
@@ -143,15 +135,7 @@ def _rules(check: FormatCheck) -> None:
 
 
 def registry_rules(check: FormatCheck) -> None:
-    """What the registry options need: no SSL options yet, a subject to read and register under."""
-    for option in _SSL:
-        if check.options.get(option) is not None:
-            check.report(
-                "unsupported-format",
-                f"'{check.key(option)}' is not supported yet: the schema registry is reached over plain HTTP(S) with "
-                "the system's trust store.",
-                option.key,
-            )
+    """What the registry options need: a subject to read and register under."""
     if check.options.get(AvroConfluentOptions.SUBJECT) is None:
         topic = check.table.options.get("topic")
         if check.table.connector not in ("kafka", "upsert-kafka") or not topic or ";" in topic:

@@ -1,5 +1,5 @@
 """A Confluent-compatible schema registry, as the `avro-confluent` format's options reach it (Flink's
-`avro-confluent.url`, `.basic-auth.*`, `.bearer-auth.*`, `.properties.*`), through confluent-kafka's
+`avro-confluent.url`, `.basic-auth.*`, `.bearer-auth.*`, `.ssl.*`, `.properties.*`), through confluent-kafka's
 SchemaRegistryClient.
 
 Only the driver talks to the registry, when a query is planned: the writer schemas of a subject are fetched then
@@ -9,11 +9,20 @@ registry and the subject, and say what happened (authentication refused, unreach
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Mapping
+import secrets
+import tempfile
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
+
+from cryptography.hazmat.primitives import serialization
+
+from connector.connectors.kafka import keystores
+from connector.connectors.kafka.keystores import StoreError
 
 _PASSTHROUGH = "properties."
 # Flink's option -> the client's (Java and Python clients share these names).
@@ -58,10 +67,54 @@ def client_config(options: Mapping[str, Any]) -> dict[str, Any]:
 def _client(options: Mapping[str, Any]) -> Any:
     from confluent_kafka.schema_registry import SchemaRegistryClient
 
+    stores = {key: str(value) for key, value in options.items() if key in SSL_STORE_KEYS and value is not None}
     try:
-        return SchemaRegistryClient(client_config(options))
-    except ValueError as err:
+        if not stores:
+            return SchemaRegistryClient(client_config(options))
+        with _pem_files(stores) as files:  # read into the client's TLS context when it is made, then removed
+            return SchemaRegistryClient({**client_config(options), **files})
+    except StoreError as err:
+        raise RegistryError(f"schema registry option '{err.key}': {err}") from None
+    except (ValueError, OSError) as err:
         raise RegistryError(f"schema registry options: {err}") from None
+
+
+# Flink's 'avro-confluent.ssl.*' options: Java stores (JKS or PKCS12), as Confluent's Java client reads them.
+SSL_STORE_KEYS = (
+    "ssl.truststore.location",
+    "ssl.truststore.password",
+    "ssl.keystore.location",
+    "ssl.keystore.password",
+)
+
+
+@contextlib.contextmanager
+def _pem_files(stores: Mapping[str, str]) -> Iterator[dict[str, str]]:
+    """The client's 'ssl.*.location' files for the Java stores, in a private directory removed on exit; the
+    private key written encrypted under a random password (`connector.connectors.kafka.keystores` reads stores)."""
+    pem = keystores.pem_properties(stores)
+    with tempfile.TemporaryDirectory(prefix="kafka-sql-registry-tls-") as private:  # created 0700
+        files: dict[str, str] = {}
+        if "ssl.ca.pem" in pem:
+            files["ssl.ca.location"] = _write(Path(private) / "ca.pem", pem["ssl.ca.pem"])
+        if "ssl.certificate.pem" in pem:
+            password = secrets.token_hex(16)
+            key = serialization.load_pem_private_key(pem["ssl.key.pem"].encode(), None)
+            encrypted = key.private_bytes(
+                serialization.Encoding.PEM,
+                serialization.PrivateFormat.PKCS8,
+                serialization.BestAvailableEncryption(password.encode()),
+            )
+            files["ssl.certificate.location"] = _write(Path(private) / "certificate.pem", pem["ssl.certificate.pem"])
+            files["ssl.key.location"] = _write(Path(private) / "key.pem", encrypted.decode())
+            files["ssl.key.password"] = password
+        yield files
+
+
+def _write(path: Path, text: str) -> str:
+    path.write_text(text)
+    path.chmod(0o600)
+    return str(path)
 
 
 def shown_url(url: str) -> str:
