@@ -49,7 +49,9 @@ TRUST = """
 {%- set trust -%}
 {%- if var("truststore", "") -%}
 , 'avro-confluent.ssl.truststore.location' = '{{ var("truststore") }}',
-  'avro-confluent.ssl.truststore.password' = '{{ var("truststore_password") }}'
+  'avro-confluent.ssl.truststore.password' = '{{ var("store_password") }}',
+  'avro-confluent.ssl.keystore.location' = '{{ var("keystore") }}',
+  'avro-confluent.ssl.keystore.password' = 'key-pass'
 {%- endif -%}
 {%- endset -%}
 """
@@ -107,7 +109,7 @@ def test_records_of_every_registered_version_are_read_into_the_table_and_written
     assert [f["name"] for f in registered["fields"]] == ["id", "name", "amount"]
 
 
-def test_a_registry_served_over_https_is_reached_with_the_java_trust_store_of_its_options(
+def test_a_registry_served_over_https_is_reached_with_the_java_stores_of_its_options(
     spark: SparkSession,
     kafka_bootstrap: str,
     topic_factory: Callable[..., str],
@@ -115,9 +117,10 @@ def test_a_registry_served_over_https_is_reached_with_the_java_trust_store_of_it
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """'avro-confluent.ssl.truststore.*' (a JKS store, as Flink's Java client takes it): the table's schema is
-    registered and read over HTTPS; a trust store without the registry's CA fails naming the registry and why."""
-    from stores import trust_store
+    """'avro-confluent.ssl.truststore.*' and '.ssl.keystore.*' (JKS stores, as Flink's Java client takes them): the
+    table's schema is registered and read over HTTPS, the client's certificate presented; a trust store without
+    the registry's CA, or a certificate the registry does not trust, fails naming the registry and why."""
+    from stores import jks_key_store, trust_store
     from test_run_e2e import read_topic
 
     from connector.dev import registry
@@ -128,30 +131,38 @@ def test_a_registry_served_over_https_is_reached_with_the_java_trust_store_of_it
     (tmp_path / "ca.pem").write_text(authority.certificate)
     (tmp_path / "registry.pem").write_text(issued.certificate)
     (tmp_path / "registry.key").write_text(issued.key)
-    tls = registry.ServerTls(tmp_path / "registry.pem", tmp_path / "registry.key", tmp_path / "ca.pem")
+    clients = trust_store(tmp_path / "clients.p12", {"ca": authority.certificate}, "clients-pass", "PKCS12")
+    tls = registry.ServerTls(
+        tmp_path / "registry.pem", tmp_path / "registry.key", tmp_path / "ca.pem", (clients, "clients-pass")
+    )
     trusted = trust_store(tmp_path / "trust.jks", {"ca": authority.certificate}, "trust-pass")
     untrusted = trust_store(tmp_path / "other.jks", {"other": stranger.certificate}, "trust-pass")
+    identity = jks_key_store(tmp_path / "client.jks", authority.issue("kafka-sql"), "key-pass", "key-pass")
+    unknown = jks_key_store(tmp_path / "stranger.jks", stranger.issue("stranger"), "key-pass", "key-pass")
     served = registry.start(tmp_path / "registry", tls=tls)
     try:
         assert served.url.startswith("https://")
         src, dst, out = topic_factory(), topic_factory(), topic_factory()
         produce(src, [(None, json.dumps({"id": 1, "name": "a", "amount": 1.5}).encode(), None, None, None)])
-        common = {"brokers": kafka_bootstrap, "registry": served.url, "truststore_password": "trust-pass"}
+        common = {"brokers": kafka_bootstrap, "registry": served.url, "store_password": "trust-pass"}
+        stores = {"truststore": str(trusted), "keystore": str(identity)}
+        to_avro = {"src": src, "dst": dst, "in": "json", "out": "avro-confluent"}
 
-        refused = _run(capsys, tmp_path, src=src, dst=dst, truststore=str(untrusted), **common,
-                       **{"in": "json", "out": "avro-confluent"})  # fmt: skip
+        refused = _run(capsys, tmp_path, **to_avro, **common, **{**stores, "truststore": str(untrusted)})
         assert refused.code != 0
         assert f"schema registry {served.url} is not reachable" in refused.err
         assert "CERTIFICATE_VERIFY_FAILED" in refused.err
+        unknown_client = _run(capsys, tmp_path, **to_avro, **common, **{**stores, "keystore": str(unknown)})
+        assert unknown_client.code != 0
+        assert f"schema registry {served.url} is not reachable" in unknown_client.err
 
-        written = _run(capsys, tmp_path, src=src, dst=dst, truststore=str(trusted), **common,
-                       **{"in": "json", "out": "avro-confluent"})  # fmt: skip
+        written = _run(capsys, tmp_path, **to_avro, **common, **stores)
         assert written.code == 0, written.err
-        read = _run(capsys, tmp_path, src=dst, dst=out, truststore=str(trusted), **common,
-                    **{"in": "avro-confluent", "out": "json"})  # fmt: skip
+        read = _run(capsys, tmp_path, src=dst, dst=out, **common, **stores, **{"in": "avro-confluent", "out": "json"})
         assert read.code == 0, read.err
         assert read_topic(kafka_bootstrap, out) == [{"id": 1, "name": "a", "amount": 1.5}]
-        assert "trust-pass" not in written.out + written.err + read.out + read.err
+        shown = written.out + written.err + read.out + read.err + refused.err
+        assert "trust-pass" not in shown and "key-pass" not in shown
     finally:
         registry.stop(served)
 

@@ -40,14 +40,12 @@ RECORDS_PER_RUN = 30
 # When each run is killed: seconds after it started, after it planned its first micro-batch (`offsets/N`
 # written, its sinks not yet written), or after it committed one (`commits/N` written: the file sink's log and
 # the Kafka transactions are complete; the group commit follows).
+# (Seven moments: each run is a process of its own, about 15 s; the suite keeps within its 30 minutes.)
 MOMENTS = [
     ("start", 3.0),
     ("planned", 0.0),
-    ("planned", 0.4),
     ("planned", 1.0),
     ("committed", 0.0),
-    ("committed", 0.3),
-    ("start", 8.0),
     ("planned", 1.8),
     ("committed", 0.8),
     ("planned", 2.5),
@@ -196,7 +194,7 @@ def wait_for_a_batch(
 
 # When a sink's crash test kills each run: after a batch was planned (its rows not yet in the sink, or in it but
 # not committed to Spark's log) or committed.
-SINK_CRASH_MOMENTS = [("planned", 0.3), ("committed", 0.0), ("planned", 1.2), ("committed", 0.4)]
+SINK_CRASH_MOMENTS = [("planned", 0.3), ("committed", 0.0), ("planned", 1.2)]
 
 
 def kill_at_each_moment_then_catch_up(sql: Path, checkpoint: Path, variables: dict[str, str], feed: Feed) -> int:

@@ -5,7 +5,7 @@ Why this one: Confluent's Schema Registry is not on the Maven Central reachable 
 Apicurio 3.x's own modules are not served; Apicurio 2.4.2.Final resolves with three workarounds (see
 `apicurio/pom.xml`: everit-json-schema from its Central coordinates, one extension pinned to the version Central has,
 the app's classes unpacked as the application). Its Confluent API lives under `/apis/ccompat/v7`. The build (about
-40 s, 230 MB of downloads) lands in `${KAFKA_SQL_HOME:-~/.cache/kafka-sql}/apicurio-registry-2.4.2/`, renamed into
+40 s, 230 MB of downloads) lands in `${KAFKA_SQL_HOME:-~/.cache/kafka-sql}/apicurio-registry-2.4.2-b2/`, renamed into
 place only when complete. Apicurio's default compatibility is NONE (Confluent's is BACKWARD); `start` sets
 BACKWARD, as a Confluent registry has it.
 """
@@ -42,11 +42,14 @@ class RegistryError(RuntimeError):
 
 @dataclass(frozen=True)
 class ServerTls:
-    """HTTPS for the registry: its certificate and key (PEM files) and the CA that signed them."""
+    """HTTPS for the registry: its certificate and key (PEM files) and the CA that signed them; with `clients` (a
+    PKCS12 trust store and its password) a client's certificate must be signed by one of its CAs when it
+    presents one."""
 
     certificate: Path
     key: Path
     ca: Path
+    clients: tuple[Path, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,7 @@ class RegistryInfo:
 
 
 def _home() -> Path:
-    return broker.cache_dir().parent / "apicurio-registry-2.4.2"
+    return broker.cache_dir().parent / "apicurio-registry-2.4.2-b2"  # b2: built to request client certificates
 
 
 def build() -> Path:
@@ -141,6 +144,9 @@ def start(log_dir: Path | None = None, port: int = 0, tls: ServerTls | None = No
             QUARKUS_HTTP_SSL_CERTIFICATE_FILES=str(tls.certificate),
             QUARKUS_HTTP_SSL_CERTIFICATE_KEY_FILES=str(tls.key),
         )
+        if tls.clients is not None:
+            environment["QUARKUS_HTTP_SSL_CERTIFICATE_TRUST_STORE_FILE"] = str(tls.clients[0])
+            environment["QUARKUS_HTTP_SSL_CERTIFICATE_TRUST_STORE_PASSWORD"] = tls.clients[1]
     with log_file.open("w") as log:
         process = subprocess.Popen(
             [local.java() or "java", "-Xmx256m", "-jar", str(home / _RUNNER)],
