@@ -1,8 +1,8 @@
-"""`kafka-sql run` killed with SIGKILL at ten moments of a run, restarted from its checkpoint, and stopped with Ctrl-C.
+"""`kafka-sql run` killed with SIGKILL at seven moments of a run, restarted from its checkpoint, and stopped with Ctrl-C.
 
 The crash test runs one pipeline with two INSERTs over the same Kafka source, an unbounded one with a 1 s
 checkpoint interval: one to parquet files, one to a Kafka topic with 'exactly-once' delivery. Records are produced
-while it runs; every process of the run (driver, JVM, Python workers) is killed with SIGKILL at ten moments spread
+while it runs; every process of the run (driver, JVM, Python workers) is killed with SIGKILL at seven moments spread
 over a run (`MOMENTS`: during start-up; as a micro-batch is planned, while its sinks write it, as and after it
 commits) and restarted each time from the same checkpoint directory; then one run is stopped with Ctrl-C while
 batches run back to back, and a last run, bounded at the latest offsets, catches up. Then both sinks must hold every
