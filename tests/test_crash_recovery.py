@@ -1,4 +1,4 @@
-"""`kafka-sql run` killed with SIGKILL at seven moments of a run, restarted from its checkpoint, and stopped with Ctrl-C.
+"""`kafka-sql run` killed with SIGKILL at seven moments of a run, restarted from its checkpoint, stopped with Ctrl-C.
 
 The crash test runs one pipeline with two INSERTs over the same Kafka source, an unbounded one with a 1 s
 checkpoint interval: one to parquet files, one to a Kafka topic with 'exactly-once' delivery. Records are produced

@@ -306,10 +306,10 @@ CASES = [
         ("Avro format doesn't support non-string as key type of map. The key type is: INT",),
     ),
     Case(
-        "avro-json-encoding",
-        kafka(options=(*SOURCE_OPTIONS[:2], "'format' = 'avro'", f"{MARK}'avro.encoding' = 'json'")) + PRINT + READ,
-        "unsupported-format",
-        ("'avro.encoding' = 'json' is not supported yet", "'binary'"),
+        "avro-encoding-unknown",
+        kafka(options=(*SOURCE_OPTIONS[:2], "'format' = 'avro'", f"{MARK}'avro.encoding' = 'xml'")) + PRINT + READ,
+        "invalid-option-value",
+        ("Invalid value 'xml' for option 'avro.encoding': expected one of binary, json.",),
     ),
     Case(
         "avro-confluent-url-missing",
@@ -330,14 +330,6 @@ CASES = [
         + READ,
         "invalid-option-value",
         ("'avro-confluent.schema' does not match the table's columns", '"type": ["null", "double"]'),
-    ),
-    Case(
-        "avro-confluent-ssl",
-        kafka(options=(*CONFLUENT_OPTIONS, f"{MARK}'avro-confluent.ssl.truststore.location' = '/etc/ca.jks'"))
-        + PRINT
-        + READ,
-        "unsupported-format",
-        ("'avro-confluent.ssl.truststore.location' is not supported yet",),
     ),
     Case(
         "jdbc-database-unsupported",

@@ -354,3 +354,48 @@ def time_precision(dt: exp.DataType) -> int:
     """The fractional digits of a TIME(p) (0 when unwritten, as Flink's default)."""
     params = [p for p in dt.expressions if isinstance(p, exp.DataTypeParam)]
     return int(params[0].name) if params and params[0].name.isdigit() else 0
+
+
+# Numeric widening order: a type takes the ones ranked below it (Flink's implicit casts, see `assignable`).
+NUMERIC_RANK = {
+    exp.DType.TINYINT: 1,
+    exp.DType.SMALLINT: 2,
+    exp.DType.INT: 3,
+    exp.DType.BIGINT: 4,
+    exp.DType.DECIMAL: 5,
+    exp.DType.FLOAT: 6,
+    exp.DType.DOUBLE: 7,
+}
+TYPE_FAMILIES: dict[str, set[exp.DType]] = {
+    "character": {exp.DType.CHAR, exp.DType.VARCHAR, exp.DType.TEXT, exp.DType.NCHAR, exp.DType.NVARCHAR},
+    "binary": {exp.DType.BINARY, exp.DType.VARBINARY, exp.DType.BLOB},
+    "timestamp": {exp.DType.TIMESTAMP, exp.DType.DATETIME, exp.DType.TIMESTAMPNTZ},
+    "timestamp_ltz": {exp.DType.TIMESTAMPLTZ, exp.DType.TIMESTAMPTZ},
+}
+
+
+def type_family(dt: exp.DataType) -> str:
+    """The family of `dt` as Flink's implicit casts group types (numeric, character, binary, timestamp, ...)."""
+    if dt.this in NUMERIC_RANK:
+        return "numeric"
+    for name, members in TYPE_FAMILIES.items():
+        if dt.this in members:
+            return name
+    return dt.this.name
+
+
+def assignable(source: exp.DataType, target: exp.DataType) -> bool:
+    """Whether Flink's INSERT accepts a query column of type `source` for a sink column of type `target`:
+    Flink's implicit casts (LogicalTypeCasts), by type root; nested and parameterized types are not compared."""
+    s, t = source.this, target.this
+    if s in (exp.DType.NULL, exp.DType.UNKNOWN) or s is t:
+        return True
+    fs, ft = type_family(source), type_family(target)
+    if fs == ft == "numeric":
+        # DECIMAL and DOUBLE take every number; FLOAT every one but DOUBLE; integers only narrower integers.
+        return t in (exp.DType.DECIMAL, exp.DType.DOUBLE) or NUMERIC_RANK[s] <= NUMERIC_RANK[t]
+    if ft in ("timestamp", "timestamp_ltz"):
+        return fs in ("timestamp", "timestamp_ltz")
+    if t in (exp.DType.DATE, exp.DType.TIME):
+        return fs == "timestamp"
+    return fs == ft

@@ -24,30 +24,20 @@ from connector.sql.expressions import WindowTVF
 from connector.sql.known_functions import unknown_calls
 from connector.sql.lookups import is_lookup, is_versioned, lookup_problem, lookup_tables
 from connector.sql.temporal import temporal_problem
-from connector.sql.types import CastSupport, cast_support, flink_sql
+from connector.sql.types import (
+    NUMERIC_RANK,
+    TYPE_FAMILIES,
+    CastSupport,
+    assignable,
+    cast_support,
+    flink_sql,
+    type_family,
+)
 
 Locate = Callable[[exp.Expr, Position], Position]
 
 WINDOW_COLUMNS = ("window_start", "window_end", "window_time")
 _MISSING: Any = object()  # no column of that name (a known column's type may be None: not inferred)
-
-# Numeric widening order: a type takes the ones ranked below it (Flink's implicit casts, see `assignable`).
-_NUMERIC_RANK = {
-    exp.DType.TINYINT: 1,
-    exp.DType.SMALLINT: 2,
-    exp.DType.INT: 3,
-    exp.DType.BIGINT: 4,
-    exp.DType.DECIMAL: 5,
-    exp.DType.FLOAT: 6,
-    exp.DType.DOUBLE: 7,
-}
-_FAMILIES: dict[str, set[exp.DType]] = {
-    "character": {exp.DType.CHAR, exp.DType.VARCHAR, exp.DType.TEXT, exp.DType.NCHAR, exp.DType.NVARCHAR},
-    "binary": {exp.DType.BINARY, exp.DType.VARBINARY, exp.DType.BLOB},
-    "timestamp": {exp.DType.TIMESTAMP, exp.DType.DATETIME, exp.DType.TIMESTAMPNTZ},
-    "timestamp_ltz": {exp.DType.TIMESTAMPLTZ, exp.DType.TIMESTAMPTZ},
-}
-
 
 @dataclass
 class _Relation:
@@ -103,7 +93,7 @@ class _Checker:
                 )
                 return  # the expression's references to the same name would only repeat this error
             if rowtime.data_type is not None and rowtime.data_type.this not in (
-                _FAMILIES["timestamp"] | _FAMILIES["timestamp_ltz"]
+                TYPE_FAMILIES["timestamp"] | TYPE_FAMILIES["timestamp_ltz"]
             ):
                 self.error(
                     wm.position,
@@ -134,7 +124,7 @@ class _Checker:
                 continue
             target = flink_sql(cast.to)
             hint = ""
-            if source.this in _NUMERIC_RANK and cast.to.this in _FAMILIES["timestamp"] | _FAMILIES["timestamp_ltz"]:
+            if source.this in NUMERIC_RANK and type_family(cast.to) in ("timestamp", "timestamp_ltz"):
                 hint = " Use TO_TIMESTAMP_LTZ(value, precision) for epoch seconds or milliseconds."
             self.error(
                 self.pos_of(cast, where),
@@ -546,34 +536,6 @@ def _values_columns(values: exp.Values) -> dict[str, exp.DataType | None]:
     first = rows[0]
     items = first.expressions if isinstance(first, exp.Tuple) else [first]
     return {f"EXPR${i}": infer_type(e, {}) for i, e in enumerate(items)}
-
-
-def _family(dt: exp.DataType) -> str:
-    if dt.this in _NUMERIC_RANK:
-        return "numeric"
-    for name, members in _FAMILIES.items():
-        if dt.this in members:
-            return name
-    return dt.this.name
-
-
-def assignable(source: exp.DataType, target: exp.DataType) -> bool:
-    """Whether Flink's INSERT accepts a query column of type `source` for a sink column of type `target`:
-    Flink's implicit casts (LogicalTypeCasts), by type root; nested and parameterized types are not compared."""
-    s, t = source.this, target.this
-    if s in (exp.DType.NULL, exp.DType.UNKNOWN) or s is t:
-        return True
-    fs, ft = _family(source), _family(target)
-    if fs == ft == "numeric":
-        # DECIMAL and DOUBLE take every number; FLOAT every one but DOUBLE; integers only narrower integers.
-        return t in (exp.DType.DECIMAL, exp.DType.DOUBLE) or _NUMERIC_RANK[s] <= _NUMERIC_RANK[t]
-    if ft in ("timestamp", "timestamp_ltz"):
-        return fs in ("timestamp", "timestamp_ltz")
-    if t in (exp.DType.DATE, exp.DType.TIME):
-        return fs == "timestamp"
-    return fs == ft
-
-
 
 
 def validate(pipeline: Pipeline, locate: Locate | None = None) -> list[Diagnostic]:
