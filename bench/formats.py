@@ -1,11 +1,12 @@
-"""Race of the record formats: the same records as JSON, as `avro`, as `avro-confluent` and as `protobuf`, run
-through the same pipeline by `kafka-sql run`, to see what decoding costs.
+"""Race of the record formats: the same records as JSON, as `avro` (binary and JSON-encoded), as `avro-confluent`
+and as `protobuf`, run through the same pipeline by `kafka-sql run`, to see what decoding costs.
 
-    .venv/bin/python bench/formats.py [--records 1000000] [--repeats 1]
+    .venv/bin/python bench/formats.py [--records 1000000] [--repeats 1] [--formats json avro-json ...]
 
 Starts a broker and a schema registry (`connector.dev`), writes --records records (bench/race.py's, about 210
 bytes as JSON) to a fresh 4-partition topic per format: JSON text; Avro binary of the table's schema as Flink
-derives it (fastavro); the Confluent wire format through the registry (confluent-kafka's Avro serializer); protobuf
+derives it (fastavro), and the same in Avro's JSON encoding ('avro.encoding' = 'json', converted per record in
+Python workers); the Confluent wire format through the registry (confluent-kafka's Avro serializer); protobuf
 messages of a proto3 message with the same fields (protoc from Maven Central, Google's protobuf package). Then
 each runs, as a user starts it, `INSERT INTO dst SELECT id, UPPER(customer), amount * 1.2, ts FROM src WHERE
 amount >= THRESHOLD` into a JSON topic (the same sink for all), timed as bench/race_flink.py times an engine:
@@ -49,7 +50,8 @@ CREATE TABLE dst ({columns}) WITH (
 );
 INSERT INTO dst SELECT id, UPPER(customer), amount * 1.2, ts FROM src WHERE amount >= {threshold};
 """
-FORMATS = ("json", "avro", "avro-confluent", "protobuf")
+FORMATS = ("json", "avro", "avro-json", "avro-confluent", "protobuf")
+FORMAT_OF = {"avro-json": "avro"}  # a lane's 'format' option, where it is not the lane's name
 PROTO = """
 syntax = "proto3";
 package bench;
@@ -86,6 +88,14 @@ def _encoder(fmt: str, topic: str, registry_url: str, descriptor: Path) -> Calla
             return out.getvalue()
 
         return plain
+    if fmt == "avro-json":
+
+        def as_json(value: dict[str, Any]) -> bytes:
+            out = io.StringIO()
+            fastavro.json_writer(out, schema, [value])
+            return out.getvalue().encode()
+
+        return as_json
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.schema_registry.avro import AvroSerializer
     from confluent_kafka.serialization import MessageField, SerializationContext
@@ -121,6 +131,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--formats", nargs="+", choices=FORMATS, default=list(FORMATS), help="json is the baseline")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="race-formats-"))
     info = broker.start(work / "broker", on_progress=print)
@@ -128,11 +139,12 @@ def main() -> None:
     results: dict[str, Run] = {}
     descriptor = _descriptor(work)
     extras = {
+        "avro-json": ", 'avro.encoding' = 'json'",
         "avro-confluent": f", 'avro-confluent.url' = '{schemas.url}'",
         "protobuf": f", 'protobuf.descriptor-file' = '{descriptor}', 'protobuf.message-class-name' = 'bench.Order'",
     }
     try:
-        for fmt in FORMATS:
+        for fmt in ["json", *(f for f in args.formats if f != "json")]:
             source = f"race-formats-{fmt}"
             broker.create_topic(info.bootstrap, source, partitions=PARTITIONS)
             expected = produce(info.bootstrap, source, args.records, fmt, schemas.url, descriptor)
@@ -141,8 +153,9 @@ def main() -> None:
                 sink = f"race-formats-out-{fmt}-{repeat}"
                 extra = extras.get(fmt, "")
                 sql = work / f"{fmt.replace('-', '_')}_{repeat}.sql"
+                option = FORMAT_OF.get(fmt, fmt)
                 sql.write_text(PIPELINE.format(columns=COLUMNS, source=source, sink=sink, bootstrap=info.bootstrap,
-                                               fmt=fmt, extra=extra, threshold=THRESHOLD))  # fmt: skip
+                                               fmt=option, extra=extra, threshold=THRESHOLD))  # fmt: skip
                 command = [str(Path(sys.executable).with_name("kafka-sql")), "run", str(sql),
                            "--checkpoint-dir", str(work / f"cp-{fmt}-{repeat}")]  # fmt: skip
                 runs.append(race_once(fmt, command, info.bootstrap, sink, expected))
