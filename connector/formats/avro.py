@@ -143,7 +143,7 @@ class AvroCodec(Codec):
         require_spark_avro(fmt, table, format_key)
 
     def prepare(self, payload: Column, fmt: PayloadFormat, stage_prefix: str) -> dict[str, Column]:
-        if fmt.options.get("encoding", "binary") != "json":
+        if not _json_encoded(fmt):
             return {}
         converted = functools.partial(json_to_binary, json.dumps(_spark_schema(fmt)))
         returned = StructType([StructField("binary", BinaryType()), StructField("problem", StringType())])
@@ -156,7 +156,7 @@ class AvroCodec(Codec):
         reader = {**writer, "fields": [*writer["fields"], {"name": _DECODED, "type": "boolean", "default": True}]}
         options = {"mode": "PERMISSIVE", "avroSchema": json.dumps(reader)}
         json_problem: Column = F.lit(None).cast(StringType())
-        if fmt.options.get("encoding", "binary") == "json":
+        if _json_encoded(fmt):
             converted = F.col(f"{stage_prefix}_avro_json")
             payload, json_problem = converted.getField("binary"), converted.getField("problem")
         payload_name, decoded_name = f"{stage_prefix}_payload", f"{stage_prefix}_avro"
@@ -184,10 +184,14 @@ class AvroCodec(Codec):
         schema = _spark_schema(fmt)
         members = [encoded_value(row[f.column], f.flink_type).alias(f.name) for f in fmt.fields if f.flink_type]
         encoded = to_avro(F.struct(*members), json.dumps(schema))
-        if fmt.options.get("encoding", "binary") != "json":
+        if not _json_encoded(fmt):
             return encoded
         written = F.udf(functools.partial(binary_to_json, json.dumps(schema)), BinaryType(), useArrow=True)(encoded)
         return written.alias("avro_json")  # named: Spark cannot name a Python function of a nested struct itself
+
+
+def _json_encoded(fmt: PayloadFormat) -> bool:
+    return fmt.options.get(AvroOptions.ENCODING.key, AvroOptions.ENCODING.default) == "json"
 
 
 def _spark_schema(fmt: PayloadFormat) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from connector.sql.catalog import DELETED_COLUMN, UPDATE_AFTER_COLUMN, UPDATE_BEFORE_COLUMN
-from connector.sql.over import AGGREGATES, AggregateCall, is_grouping_aggregate
+from connector.sql.over import AGGREGATES, AggregateCall, groups_rows
 from connector.sql.rewriting import TranspileError, flink_sql
 
 RETRACTS = "__agg_retracts"  # the view query's column: the row retracts (a changelog's `__deleted`)
@@ -55,10 +55,10 @@ def extract(
     changelog; `keyed`: its sink is keyed by the group (see `ChangelogAggregation`). Raises TranspileError for what
     the operator cannot compute."""
     group = select.args.get("group")
-    if group is None and not any(is_grouping_aggregate(p) for p in select.selects):
+    if not groups_rows(select):
         return None
     for inner in select.find_all(exp.Select):
-        if inner is not select and (inner.args.get("group") or any(is_grouping_aggregate(p) for p in inner.selects)):
+        if inner is not select and groups_rows(inner):
             raise TranspileError(
                 "An aggregate over an aggregate cannot be written as a changelog: the inner one updates its rows, "
                 "which the outer one would have to retract.",

@@ -13,7 +13,7 @@ from connector.sql.catalog import Insert, Pipeline, Table
 from connector.sql.changelog_aggregation import extract as extract_aggregation
 from connector.sql.expressions import WindowTVF
 from connector.sql.lookups import is_lookup, is_versioned
-from connector.sql.over import has_over, is_grouping_aggregate
+from connector.sql.over import groups_rows, has_over
 from connector.sql.retractions import aggregated_changelog, retraction_problem
 from connector.sql.rewriting import TranspileError, flink_sql
 from connector.sql.top_n import is_top_n, top_n_key
@@ -69,8 +69,7 @@ def produces_updates(pipeline: Pipeline, query: exp.Query) -> bool:
 
 def is_updating_aggregate(select: exp.Select) -> bool:
     """Whether `select` groups (GROUP BY, or a global aggregate) outside a window: its results are updated."""
-    aggregated = select.args.get("group") is not None or any(is_grouping_aggregate(s) for s in select.selects)
-    return aggregated and not is_windowed(select)
+    return groups_rows(select) and not is_windowed(select)
 
 
 def proctime_columns(pipeline: Pipeline, query: exp.Query) -> set[str]:
@@ -188,16 +187,12 @@ def changelog_problem(query: exp.Query, changelogs: list[Table]) -> str | None:
     try:
         if extract_aggregation(query.copy(), 1, retracting=bool(changelogs)) is None:
             selects = list(query.find_all(exp.Select))
-            if not changelogs and any(is_top_n(s) for s in selects) and not any(_aggregates(s) for s in selects):
+            if not changelogs and any(is_top_n(s) for s in selects) and not any(groups_rows(s) for s in selects):
                 return None  # a Top-N of inserts: each record's changes
             return "this query's updates (a Top-N of an aggregate, or an aggregate it reads) carry no old row here"
     except TranspileError as err:
         return err.message.rstrip(".")
     return None
-
-
-def _aggregates(select: exp.Select) -> bool:
-    return select.args.get("group") is not None or any(is_grouping_aggregate(s) for s in select.selects)
 
 
 def over_input(pipeline: Pipeline, insert: Insert, report: Report) -> None:

@@ -78,6 +78,11 @@ def is_grouping_aggregate(node: exp.Expr) -> bool:
     return any(a.find_ancestor(exp.Window) is None for a in node.find_all(exp.AggFunc))
 
 
+def groups_rows(select: exp.Select) -> bool:
+    """Whether `select` aggregates its rows into groups: a GROUP BY, or a grouping aggregate (a global one)."""
+    return select.args.get("group") is not None or any(is_grouping_aggregate(p) for p in select.selects)
+
+
 def extract(
     select: exp.Select, rowtimes: Mapping[str, str], proctimes: Mapping[str, str], number: int
 ) -> OverAggregation | None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from connector.sql.over import is_grouping_aggregate
+from connector.sql.over import groups_rows
 from connector.sql.rewriting import TranspileError
 
 
@@ -43,7 +43,7 @@ def top_n(outer: exp.Select, inner: exp.Select, ranked: exp.Alias, proctimes: Co
     TranspileError for a ranking this cannot run."""
     rank, window = ranked.alias, ranked.this
     aggregated = _aggregated_input(inner)
-    if aggregated is None and any(_aggregates(s) for s in inner.find_all(exp.Select)):
+    if aggregated is None and any(groups_rows(s) for s in inner.find_all(exp.Select)):
         raise TranspileError(
             "Top-N over an aggregate is supported with the GROUP BY as the ranked subquery's FROM (SELECT ..., "
             "ROW_NUMBER() OVER (...) AS rn FROM (SELECT ... GROUP BY ...)): its changes are then retracted from "
@@ -93,20 +93,16 @@ def top_n(outer: exp.Select, inner: exp.Select, ranked: exp.Alias, proctimes: Co
     return TopN(limit, order_by, rank, rank_selected, aggregated=aggregated)
 
 
-def _aggregates(select: exp.Select) -> bool:
-    return select.args.get("group") is not None or any(is_grouping_aggregate(p) for p in select.selects)
-
-
 def _aggregated_input(inner: exp.Select) -> exp.Select | None:
     """The GROUP BY that is the ranked subquery's FROM, when it is the only aggregate in it and reads none."""
     from_ = inner.args.get("from_")
     source = from_.this if from_ is not None else None
-    if _aggregates(inner) or inner.args.get("joins") or not isinstance(source, exp.Subquery):
+    if groups_rows(inner) or inner.args.get("joins") or not isinstance(source, exp.Subquery):
         return None
     aggregate = source.this
-    if not isinstance(aggregate, exp.Select) or not _aggregates(aggregate):
+    if not isinstance(aggregate, exp.Select) or not groups_rows(aggregate):
         return None
-    nested = [s for s in aggregate.find_all(exp.Select) if s is not aggregate and _aggregates(s)]
+    nested = [s for s in aggregate.find_all(exp.Select) if s is not aggregate and groups_rows(s)]
     return None if nested else aggregate
 
 
