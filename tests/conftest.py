@@ -112,6 +112,7 @@ def spark() -> Iterator[SparkSession]:
     """One small local SparkSession for the run (2 cores shared with the broker)."""
     from pyspark.sql import SparkSession
 
+    from connector.runtime import data_sources
     from connector.runtime.spark_jars import every_package, package_jars
 
     session = (
@@ -128,6 +129,7 @@ def spark() -> Iterator[SparkSession]:
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("WARN")
+    data_sources.load_static(session)  # as `kafka-sql run` does
     yield session
     session.stop()
 

@@ -478,6 +478,7 @@ def spark() -> Iterator[SparkSession]:
     if active is not None:
         yield active
         return
+    from connector.runtime import data_sources
     from connector.runtime.spark_jars import every_package, package_jars
 
     jars = package_jars(every_package())  # the formats' Spark modules (spark-avro), downloaded once
@@ -491,6 +492,7 @@ def spark() -> Iterator[SparkSession]:
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("WARN")
+    data_sources.load_static(session)
     yield session
     session.stop()
 

@@ -29,7 +29,7 @@ from rich.table import Table as RichTable
 from connector.dev.maven import MavenError
 from connector.diagnostics import PipelineError, print_diagnostics
 from connector.planning.plan import PipelinePlan, build
-from connector.runtime import engine, live
+from connector.runtime import data_sources, engine, live
 from connector.runtime.python_launcher import python_executable
 from connector.runtime.spark_jars import package_jars
 from connector.secrets import SecretMaskingFilter, is_secret_key
@@ -79,6 +79,7 @@ def spark_session(master: str, app_name: str, jars: Sequence[Path] = ()) -> Any:
         .getOrCreate()
     )
     _quiet_spark_logs(spark)
+    data_sources.load_static(spark)
     if not master.startswith("local"):
         spark.sparkContext.addPyFile(_package_zip())
     return spark
