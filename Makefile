@@ -4,8 +4,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 BROKERS ?= 127.0.0.1:9092
-export PYSPARK_PYTHON := $(abspath $(BIN)/python)
-export PYSPARK_DRIVER_PYTHON := $(abspath $(BIN)/python)
+# PYSPARK_PYTHON is left to kafka-sql, the test session and the benchmarks: each sets it to the interpreter running
+# them (locally through connector.runtime.python_launcher, which spares every Python process Spark starts from
+# compiling pyspark out of pyspark.zip).
 
 .PHONY: setup test lint quickstart bench clean conformance-expected postgresql spark-functions
 
@@ -14,6 +15,8 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install -q --upgrade pip
 	# compat mode puts the checkout on sys.path, so Spark also finds the top-level pyspark_* data source modules
 	$(BIN)/pip install -q -e ".[dev]" --config-settings editable_mode=compat
+	# An editable install compiles no bytecode; every Python process Spark starts would compile the package again.
+	$(BIN)/python -m compileall -q connector pyspark_flink_kafka pyspark_flink_kafka_sink
 	touch $@
 
 setup: $(VENV)/.installed

@@ -34,6 +34,7 @@ from pyspark.sql.types import (
     DataType,
 )
 
+from connector.connectors import END_OF_INPUT_OFFSET as END_OF_INPUT_OFFSET  # re-exported: the decoding names it
 from connector.connectors import registry
 from connector.diagnostics import Diagnostic, PipelineError
 from connector.sql.catalog import DELETED_COLUMN, UPDATE_AFTER_COLUMN, UPDATE_BEFORE_COLUMN, ColumnKind, Table
@@ -43,9 +44,6 @@ from connector.sql.types import spark_type
 T = TypeVar("T")
 TOPIC, PARTITION, OFFSET, DELETED = "__topic", "__partition", "__offset", DELETED_COLUMN
 UPDATE_BEFORE, UPDATE_AFTER = UPDATE_BEFORE_COLUMN, UPDATE_AFTER_COLUMN
-# The OFFSET of the end-of-input row a bounded source ends with (Kafka scans, datagen); no record has a negative
-# offset. See `connector.connectors.kafka.source`.
-END_OF_INPUT_OFFSET = -1
 HIDDEN_COLUMNS = (TOPIC, PARTITION, OFFSET, DELETED, UPDATE_BEFORE, UPDATE_AFTER)
 KEY_PROBLEM, VALUE_PROBLEM, MALFORMED, KEEP = "__key_problem", "__value_problem", "__malformed", "__keep"
 HIDDEN_RAW_KEY, HIDDEN_RAW_VALUE = "__raw_key", "__raw_value"

@@ -29,7 +29,7 @@ from rich.table import Table as RichTable
 from connector.dev.maven import MavenError
 from connector.diagnostics import PipelineError, print_diagnostics
 from connector.planning.plan import PipelinePlan, build
-from connector.runtime import data_sources, engine, live
+from connector.runtime import class_cache, data_sources, engine, live
 from connector.runtime.python_launcher import python_executable
 from connector.runtime.spark_jars import package_jars
 from connector.secrets import SecretMaskingFilter, is_secret_key
@@ -61,6 +61,9 @@ def spark_session(master: str, app_name: str, jars: Sequence[Path] = ()) -> Any:
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder
+    class_sharing = class_cache.java_options()
+    if class_sharing:
+        builder = builder.config("spark.driver.defaultJavaOptions", class_sharing)
     if jars:
         builder = builder.config("spark.jars", ",".join(str(jar) for jar in jars))
     spark = (
@@ -79,6 +82,8 @@ def spark_session(master: str, app_name: str, jars: Sequence[Path] = ()) -> Any:
         .getOrCreate()
     )
     _quiet_spark_logs(spark)
+    if class_sharing:
+        class_cache.record_writer(spark)
     data_sources.load_static(spark)
     if not master.startswith("local"):
         spark.sparkContext.addPyFile(_package_zip())

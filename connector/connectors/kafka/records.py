@@ -27,7 +27,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from connector.connectors.reading import END_OF_INPUT_OFFSET
+from connector.connectors import END_OF_INPUT_OFFSET
 
 SCHEMA = StructType(
     [

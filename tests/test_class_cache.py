@@ -1,0 +1,82 @@
+"""connector.runtime.class_cache: the first run's driver JVM writes a class data sharing archive as it exits, later
+runs start with it, and an archive a JVM cannot map is never used."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from connector.runtime import class_cache
+
+_SESSION = r"""
+from connector.runtime.runner import spark_session
+
+spark = spark_session("local[1]", "class-cache")
+assert spark.range(5).count() == 5
+jvm = spark.sparkContext._jvm
+print("pid", jvm.java.lang.ProcessHandle.current().pid())
+print("args", " ".join(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().toArray()))
+"""
+
+
+def _session(cache: Path) -> dict[str, str]:
+    environment = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    environment.pop("KAFKA_SQL_CLASS_CACHE", None)
+    done = subprocess.run([sys.executable, "-c", _SESSION], capture_output=True, text=True, timeout=300,
+                          env=environment, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return dict(line.split(" ", 1) for line in done.stdout.splitlines() if line.startswith(("pid ", "args ")))
+
+
+def _gone(pid: int, timeout: float = 180.0) -> None:
+    deadline = time.monotonic() + timeout
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not Path(f"/proc/{pid}").exists(), "the first run's JVM did not finish writing its archive"
+
+
+@pytest.mark.slow
+def test_the_first_run_writes_the_archive_and_later_runs_start_with_it(tmp_path: Path) -> None:
+    first = _session(tmp_path)
+    jvm_dir = tmp_path / "kafka-sql" / "jvm"
+    assert "-XX:ArchiveClassesAtExit=" in first["args"]
+    assert "-Xlog:cds*=off" in first["args"]  # Java's notes on classes it cannot archive stay out of the output
+    _gone(int(first["pid"]))
+
+    second = _session(tmp_path)
+    archives = list(jvm_dir.glob("*.jsa"))
+    assert [a.name for a in archives if "pending" not in a.name] == [a.name for a in archives]
+    assert len(archives) == 1
+    assert f"-XX:SharedArchiveFile={archives[0]}" in second["args"]
+    assert "ArchiveClassesAtExit" not in second["args"]
+
+
+def test_an_archive_a_jvm_cannot_map_is_deleted_and_written_again(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("KAFKA_SQL_CLASS_CACHE", raising=False)
+    options = class_cache.java_options()
+    assert options is not None and "-XX:ArchiveClassesAtExit=" in options
+    pending = Path(options.split("-XX:ArchiveClassesAtExit=")[1].split()[0])
+    pending.write_bytes(b"not an archive" * 1000)  # as a JVM killed while writing leaves it
+    java = Path(os.environ["JAVA_HOME"]) / "bin" / "java" if "JAVA_HOME" in os.environ else "java"
+    writer = {"pid": 2**22 + 1, "java": str(java), "classpath": "."}  # a pid no process has
+    pending.with_suffix(".json").write_text(json.dumps(writer))
+
+    again = class_cache.java_options()
+
+    assert not pending.exists()
+    assert again is not None and "-XX:ArchiveClassesAtExit=" in again  # not used: written anew by this run
+    assert not list(pending.parent.glob("*.jsa"))
+
+
+def test_off_when_asked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("KAFKA_SQL_CLASS_CACHE", "0")
+    assert class_cache.java_options() is None
