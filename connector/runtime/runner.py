@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 EXIT_OK, EXIT_ERRORS, EXIT_FAILED, EXIT_QUALITY = 0, 1, 1, 3  # as in connector.entrypoints.cli
+ARROW_BATCH_RECORDS = 1_000
 
 
 @dataclass
@@ -79,6 +80,10 @@ def spark_session(master: str, app_name: str, jars: Sequence[Path] = ()) -> Any:
         # UPPER / LOWER map case as Flink does (Java's String.toUpperCase, not ICU's); ICU also costs the first
         # batch of a run about 1.5 s loading its data (measured: first tasks 5.9 -> 4.2 s).
         .config("spark.sql.icu.caseMappings.enabled", "false")
+        # Rows go to the Python sinks (Kafka, ...) in Arrow batches of this many: the first records reach Kafka
+        # once the first 1,000 are decoded, not 10,000 (Spark's default; the first output of a bounded run of
+        # 100k records 9.7 -> 8.6 s measured, the same rate at 1M).
+        .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(ARROW_BATCH_RECORDS))
         .getOrCreate()
     )
     _quiet_spark_logs(spark)
