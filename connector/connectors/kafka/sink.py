@@ -177,11 +177,12 @@ class KafkaSink(DataSource):
         return "flink-kafka-sink"
 
     def writer(self, schema: StructType, overwrite: bool) -> KafkaBatchWriter:
-        _check_schema(schema)
+        check_schema(schema)
         return KafkaBatchWriter(SinkSettings.from_options(self.options))
 
 
-def _check_schema(schema: StructType) -> None:
+def check_schema(schema: StructType) -> None:
+    """The columns the sink writes; others are an error naming them."""
     names = set(schema.fieldNames())
     unknown = names - {"key", "value", "topic", "headers", "timestamp"}
     if "value" not in names or unknown:
@@ -212,15 +213,21 @@ class KafkaBatchWriter(DataSourceArrowWriter):
         log.debug("%s records written", _count(messages))
 
     def abort(self, messages: Sequence[WriterCommitMessage | None]) -> None:
-        guarantee = self.settings.guarantee
-        fate = "were aborted" if guarantee == "exactly-once" else "may have been delivered"
-        log.warning(
-            "Kafka write of a micro-batch failed: the tasks that completed produced %s record(s), those of the failed "
-            "task(s) %s ('%s'); the batch runs again when the query restarts.",
-            _count(messages),
-            fate,
-            guarantee,
-        )
+        warn_failed_batch(self.settings, _count(messages))
+
+
+def warn_failed_batch(settings: SinkSettings, completed: int) -> None:
+    """The log line of a micro-batch whose Kafka write failed: what its completed tasks wrote, what became of the
+    failed tasks' records."""
+    guarantee = settings.guarantee
+    fate = "were aborted" if guarantee == "exactly-once" else "may have been delivered"
+    log.warning(
+        "Kafka write of a micro-batch failed: the tasks that completed produced %s record(s), those of the failed "
+        "task(s) %s ('%s'); the batch runs again when the query restarts.",
+        completed,
+        fate,
+        guarantee,
+    )
 
 
 def _count(messages: Sequence[WriterCommitMessage | None]) -> int:
