@@ -47,16 +47,16 @@ def java_options() -> str | None:
     return f"-XX:ArchiveClassesAtExit={_pending(directory, key, os.getpid())} {QUIET}"
 
 
-def record_writer(spark: Any) -> None:
-    """After the session started: note which JVM writes this process's pending archive (its pid, Java and class
-    path), so a later run knows when it is done and how to check it."""
-    key = _installation_key()
-    if key is None:
+def record_writer(spark: Any, options: str) -> None:
+    """After the session started with `options` (from `java_options`): if its JVM writes a pending archive, note
+    which JVM it is (its pid, Java and class path), so a later run knows when it is done and how to check it."""
+    flag = "-XX:ArchiveClassesAtExit="
+    if flag not in options:
         return
-    pending = _pending(_directory(), key, os.getpid())
+    pending = Path(options.split(flag, 1)[1].split()[0])
     jvm = spark.sparkContext._jvm
-    options = " ".join(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().toArray())
-    if f"-XX:ArchiveClassesAtExit={pending}" not in options:
+    arguments = " ".join(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().toArray())
+    if f"{flag}{pending}" not in arguments:  # a JVM started before this session's options
         return
     system = jvm.java.lang.System
     writer = {

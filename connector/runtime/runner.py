@@ -88,7 +88,7 @@ def spark_session(master: str, app_name: str, jars: Sequence[Path] = ()) -> Any:
     )
     _quiet_spark_logs(spark)
     if class_sharing:
-        class_cache.record_writer(spark)
+        class_cache.record_writer(spark, class_sharing)
     data_sources.load_static(spark)
     if not master.startswith("local"):
         spark.sparkContext.addPyFile(_package_zip())

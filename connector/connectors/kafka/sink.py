@@ -177,12 +177,11 @@ class KafkaSink(DataSource):
         return "flink-kafka-sink"
 
     def writer(self, schema: StructType, overwrite: bool) -> KafkaBatchWriter:
-        check_schema(schema)
+        _check_schema(schema)
         return KafkaBatchWriter(SinkSettings.from_options(self.options))
 
 
-def check_schema(schema: StructType) -> None:
-    """The columns the sink writes; others are an error naming them."""
+def _check_schema(schema: StructType) -> None:
     names = set(schema.fieldNames())
     unknown = names - {"key", "value", "topic", "headers", "timestamp"}
     if "value" not in names or unknown:

@@ -26,7 +26,6 @@ from connector.connectors.kafka.sink import (
     REQUEST_TIMEOUT_SECONDS,
     KafkaSinkError,
     SinkSettings,
-    check_schema,
     warn_failed_batch,
     write_batches,
 )
@@ -119,7 +118,6 @@ class KafkaBatch:
             self.checked = True
         query_id = spark.sparkContext.getLocalProperty("sql.streaming.queryId") or ""
         records = kafka_records(batch, self.table)
-        check_schema(records.schema)
         options = {**self.options, BATCH_ID_OPTION: str(batch_id), QUERY_ID_OPTION: query_id}
         settings = SinkSettings.from_options(options)
         completed = spark.sparkContext.accumulator(0)
