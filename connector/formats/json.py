@@ -21,6 +21,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from connector.formats.json_arrow import ARROW_TYPES
 from connector.formats.payload import (
     CORRUPT,
     DECIMAL_TEXT,
@@ -264,6 +265,14 @@ class JsonCodec(Codec):
 
     def decode(self, payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decoded:
         return json_decode(payload, fmt, stage_prefix)
+
+    def reader_fields(self, fmt: PayloadFormat) -> tuple[tuple[str, str], ...]:
+        """All of a value's fields when Arrow's parser reads each of their types as Flink does (`json_arrow`);
+        'fail-on-missing-field' needs the Spark side, which tells an absent field from a null one."""
+        names = tuple((f.name, f.data_type.simpleString()) for f in fmt.fields)
+        if fmt.role != "value" or fmt.options.get("fail-on-missing-field") or not names:
+            return ()
+        return names if all(type_name in ARROW_TYPES for _, type_name in names) else ()
 
     def encode(self, fmt: PayloadFormat, row: Mapping[str, Column]) -> Column:
         """Spark's to_json, except that DECIMAL fields are written as Flink writes them (`_decimal_text`): as

@@ -126,6 +126,11 @@ class Codec:
         format packs several (a top-level JSON array). A NULL payload is one NULL record."""
         return F.array(payload)
 
+    def reader_fields(self, fmt: PayloadFormat) -> tuple[tuple[str, str], ...]:
+        """The fields (payload name, Spark type name) a Kafka reader may decode itself from JSON payloads
+        (`connector.formats.json_arrow`), or none: then Spark decodes every record with `decode`."""
+        return ()
+
     def check(self, fmt: PayloadFormat, table: Table, format_key: str) -> None:
         """Raise PipelineError, at the option that asks for it, for what Spark cannot do with this format."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
@@ -12,6 +13,8 @@ from pyspark.sql.types import (
 
 from connector.connectors import registry
 from connector.connectors.kafka.options import KafkaOptions
+from connector.connectors.kafka.records import DECODED_VALUE
+from connector.connectors.kafka.settings import VALUE_JSON_FIELDS
 from connector.connectors.kafka.source import KafkaSource
 from connector.connectors.reading import (
     DELETED,
@@ -34,6 +37,7 @@ from connector.connectors.reading import (
     typed,
 )
 from connector.diagnostics import Diagnostic, PipelineError
+from connector.formats import json_arrow
 from connector.formats import payload as formats
 from connector.formats.payload import Decoded, PayloadFormat
 from connector.runtime import data_sources
@@ -80,6 +84,20 @@ def _require_value_format(table: Table) -> PayloadFormat:
     return fmt
 
 
+def _or_decoded_by_reader(value: Decoded, fmt: PayloadFormat, by_reader: Column) -> Decoded:
+    """`value` for the rows the Spark side decoded; the reader's fields, neither absent nor malformed, elsewhere."""
+    fields = F.col(DECODED_VALUE)
+    return replace(
+        value,
+        values={
+            f.column: F.when(by_reader, fields.getField(f.name)).otherwise(value.values[f.column]) for f in fmt.fields
+        },
+        absent=~by_reader & value.absent,
+        malformed=~by_reader & value.malformed,
+        problem=F.when(~by_reader, value.problem),
+    )
+
+
 def client_options(table: Table) -> dict[str, str]:
     """The options the table's Kafka source (and its offset commits) run with: the table's, and for upsert-kafka
     its factory's fixed start at the earliest offset."""
@@ -91,12 +109,19 @@ def client_options(table: Table) -> dict[str, str]:
 
 def read(spark: SparkSession, table: Table, malformed_rows: bool, end_of_input: bool) -> DataFrame:
     """A kafka or upsert-kafka table's rows from the `flink-kafka` source; with `end_of_input` a bounded scan ends
-    with the end-of-input row (`OFFSET` = END_OF_INPUT_OFFSET, NULL columns)."""
+    with the end-of-input row (`OFFSET` = END_OF_INPUT_OFFSET, NULL columns). When the value format allows it,
+    the source's readers decode the values' JSON themselves (`connector.formats.json_arrow`)."""
     data_sources.register(spark, KafkaSource)
     source_options = client_options(table)
     source_options[KafkaOptions.BOUNDED_END_WATERMARK.key] = str(end_of_input).lower()
+    value_fmt = _require_value_format(table)
+    reader_fields = value_fmt.codec.reader_fields(value_fmt)
+    if reader_fields:
+        source_options[VALUE_JSON_FIELDS] = json_arrow.fields_option(reader_fields)
     raw = spark.readStream.format(KafkaSource.name()).options(**source_options).load()
-    return kafka_rows(raw, table, malformed_rows=malformed_rows, end_of_input=end_of_input)
+    return kafka_rows(
+        raw, table, malformed_rows=malformed_rows, end_of_input=end_of_input, decoded_by_reader=bool(reader_fields)
+    )
 
 
 def kafka_rows(
@@ -105,11 +130,13 @@ def kafka_rows(
     observation: str | Observation | None = None,
     malformed_rows: bool = False,
     end_of_input: bool = False,
+    decoded_by_reader: bool = False,
 ) -> DataFrame:
     """Decode raw `flink-kafka` rows (key, value, topic, partition, offset, timestamp, ...) into the
     table's columns plus the hidden ones; `observation` overrides the malformed-records metric, which
     collects the skipped records too with `malformed_rows`; with `end_of_input` the end-of-input row is kept
-    (NULL columns), neither a delete nor malformed."""
+    (NULL columns), neither a delete nor malformed. With `decoded_by_reader`, rows whose value the reader
+    decoded (`DECODED_VALUE` not NULL) take their fields from it, and only the others are decoded here."""
     upsert = table.connector == "upsert-kafka"
     value_fmt = _require_value_format(table)
     key_fmt = PayloadFormat.of(table, "key")
@@ -126,8 +153,13 @@ def kafka_rows(
         prepared.update(key_fmt.codec.prepare(F.col("key"), key_fmt, "__key"))
     if prepared:
         raw = raw.select("*", *[column.alias(name) for name, column in prepared.items()])
-    frame, decoded = formats.staged(raw, formats.records(F.col("value"), value_fmt), decode_record)
+    by_reader = F.col(DECODED_VALUE).isNotNull() if decoded_by_reader else F.lit(False)
+    # A value the reader decoded is not decoded again: the Spark side sees a NULL payload (one NULL record).
+    payload = F.when(~by_reader, F.col("value")) if decoded_by_reader else F.col("value")
+    frame, decoded = formats.staged(raw, formats.records(payload, value_fmt), decode_record)
     value, key = decoded[0], (decoded[1] if key_fmt is not None else None)
+    if decoded_by_reader:
+        value = _or_decoded_by_reader(value, value_fmt, by_reader)
 
     marker = (F.col("offset") == END_OF_INPUT_OFFSET) if end_of_input else F.lit(False)
     tombstone = F.col("value").isNull() & ~marker if upsert else F.lit(False)

@@ -15,7 +15,7 @@ from typing import cast
 import numpy as np
 import pyarrow as pa
 from confluent_kafka import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, TIMESTAMP_NOT_AVAILABLE, Message
-from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema
 from pyspark.sql.types import (
     ArrayType,
     BinaryType,
@@ -28,6 +28,7 @@ from pyspark.sql.types import (
 )
 
 from connector.connectors import END_OF_INPUT_OFFSET
+from connector.formats import json_arrow
 
 SCHEMA = StructType(
     [
@@ -46,6 +47,8 @@ SCHEMA = StructType(
     ]
 )
 ARROW_SCHEMA = to_arrow_schema(SCHEMA, timezone="UTC")
+# The column after SCHEMA's when the reader decodes the value's JSON fields (`connector.formats.json_arrow`).
+DECODED_VALUE = "__value_fields"
 TIMESTAMP_TYPES = {TIMESTAMP_CREATE_TIME: "CreateTime", TIMESTAMP_LOG_APPEND_TIME: "LogAppendTime"}
 # One Arrow batch holds at most this much, so an executor's memory does not grow with the backlog.
 MAX_BATCH_RECORDS = 10_000
@@ -54,12 +57,21 @@ MAX_BATCH_BYTES = 4 * 1024 * 1024
 RecordHeaders = list[tuple[str, bytes | None]] | None
 
 
+def source_schema(value_json_fields: str | None) -> StructType:
+    """The source's schema: SCHEMA, and the decoded value fields when the reader decodes them."""
+    if value_json_fields is None:
+        return SCHEMA
+    decoded = cast(StructType, from_arrow_type(json_arrow.arrow_type(value_json_fields)))
+    return StructType([*SCHEMA.fields, StructField(DECODED_VALUE, decoded)])
+
+
 class RecordBuffer:
     """Records read so far, turned into Arrow RecordBatches of the source's schema and bounded size."""
 
-    def __init__(self, topic: str, partition: int) -> None:
+    def __init__(self, topic: str, partition: int, value_json_fields: str | None = None) -> None:
         self.topic = topic
         self.partition = partition
+        self.decoded = json_arrow.arrow_type(value_json_fields) if value_json_fields is not None else None
         self.messages: list[Message] = []
         self.sizes: list[np.ndarray] = []  # value sizes of `messages`, one array per extend()
         self.nbytes = 0  # value bytes held
@@ -100,10 +112,12 @@ class RecordBuffer:
         chunk, self.messages = self.messages[:take], self.messages[take:]
         self.sizes = [sizes[take:]] if self.messages else []
         self.nbytes -= int(sizes[:take].sum())
-        return _record_batch(self.topic, self.partition, chunk, sizes[:take])
+        return _record_batch(self.topic, self.partition, chunk, sizes[:take], self.decoded)
 
 
-def _record_batch(topic: str, partition: int, messages: list[Message], value_sizes: np.ndarray) -> pa.RecordBatch:
+def _record_batch(
+    topic: str, partition: int, messages: list[Message], value_sizes: np.ndarray, decoded: pa.StructType | None
+) -> pa.RecordBatch:
     """One RecordBatch of records in offset order from one partition, with the least work per record.
 
     Per record, only what differs between records is read, one C call each through `map` (key, value,
@@ -146,16 +160,25 @@ def _record_batch(topic: str, partition: int, messages: list[Message], value_siz
         _headers(cast(list[RecordHeaders], list(map(Message.headers, messages)))),
         epochs,
     ]
-    return pa.RecordBatch.from_arrays(columns, schema=ARROW_SCHEMA)
+    if decoded is None:
+        return pa.RecordBatch.from_arrays(columns, schema=ARROW_SCHEMA)
+    columns.append(json_arrow.decode(cast(list[bytes], values), value_sizes, decoded))
+    return pa.RecordBatch.from_arrays(columns, schema=_with_decoded(decoded))
 
 
-def end_of_input_batch(topic: str, partition: int) -> pa.RecordBatch:
+def end_of_input_batch(topic: str, partition: int, value_json_fields: str | None = None) -> pa.RecordBatch:
     """The end-of-input row: offset END_OF_INPUT_OFFSET, the partition's topic and partition, NULL elsewhere."""
-    columns = [pa.nulls(1, field.type) for field in ARROW_SCHEMA]
+    schema = ARROW_SCHEMA if value_json_fields is None else _with_decoded(json_arrow.arrow_type(value_json_fields))
+    columns = [pa.nulls(1, field.type) for field in schema]
     columns[2] = _repeated(topic.encode(), 1)
     columns[3] = _fixed(ARROW_SCHEMA.types[3], np.full(1, partition, np.int32))
     columns[4] = _fixed(ARROW_SCHEMA.types[4], np.full(1, END_OF_INPUT_OFFSET, np.int64))
-    return pa.RecordBatch.from_arrays(columns, schema=ARROW_SCHEMA)
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+@functools.cache
+def _with_decoded(decoded: pa.StructType) -> pa.Schema:
+    return ARROW_SCHEMA.append(pa.field(DECODED_VALUE, decoded))
 
 
 def _fixed(type_: pa.DataType, values: np.ndarray, valid: np.ndarray | bool = True) -> pa.Array:

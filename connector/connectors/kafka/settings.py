@@ -48,6 +48,8 @@ MANAGED_PROPERTIES = frozenset({"group.id", "auto.offset.reset", "enable.auto.co
 NOT_CLIENT_PROPERTIES = (
     FLINK_SOURCE_PROPERTIES | JAVA_ONLY_PROPERTIES | MANAGED_PROPERTIES | {"key.serializer", "value.serializer"}
 )
+# Set by kafka-sql's engine, never by users: the value fields the reader decodes from JSON (`json_arrow`).
+VALUE_JSON_FIELDS = "kafka-sql.value-json-fields"
 
 
 class StartupMode(Enum):
@@ -116,6 +118,8 @@ class SourceSettings:
     enable_auto_commit: bool = False
     read_committed: bool = False
     client_id_prefix: str = "flink-kafka-source"
+    # kafka-sql's engine only: the value's JSON fields the reader decodes (`connector.formats.json_arrow`)
+    value_json_fields: str | None = None
 
     @property
     def bounded(self) -> bool:
@@ -204,6 +208,7 @@ class SourceSettings:
             enable_auto_commit=_property_flag(properties, "enable.auto.commit", False),
             read_committed=_isolation_read_committed(properties.get("isolation.level")),
             client_id_prefix=properties.get("client.id.prefix") or group_id or "flink-kafka-source",
+            value_json_fields=opts.get(VALUE_JSON_FIELDS),
         )
 
 

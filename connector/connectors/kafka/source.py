@@ -74,12 +74,12 @@ from connector.connectors.kafka.errors import KafkaSourceError
 from connector.connectors.kafka.offsets import from_spark, to_spark
 from connector.connectors.kafka.planner import Planner
 from connector.connectors.kafka.reader import KafkaInputPartition, read_partition
-from connector.connectors.kafka.records import SCHEMA
+from connector.connectors.kafka.records import source_schema
 from connector.connectors.kafka.settings import SourceSettings
 
 
 class KafkaSource(DataSource):
-    """`spark.readStream.format("flink-kafka")`: raw Kafka records with a fixed schema (`SCHEMA`)."""
+    """`spark.readStream.format("flink-kafka")`: raw Kafka records with a fixed schema (`records.SCHEMA`)."""
 
     _settings: SourceSettings | None = None  # see _parsed()
 
@@ -88,8 +88,7 @@ class KafkaSource(DataSource):
         return "flink-kafka"
 
     def schema(self) -> StructType:
-        self._parsed()  # bad options fail at load(), not at start()
-        return SCHEMA
+        return source_schema(self._parsed().value_json_fields)  # bad options fail at load(), not at start()
 
     def _parsed(self) -> SourceSettings:
         """The options, parsed once. Spark pickles this instance after `schema()` (at load()) and hands it to
@@ -99,22 +98,22 @@ class KafkaSource(DataSource):
             self._settings = SourceSettings.from_options(self.options)
         return self._settings
 
-    def streamReader(self, schema: StructType) -> KafkaStreamReader:
-        if schema != SCHEMA:
+    def _checked(self, schema: StructType) -> SourceSettings:
+        settings = self._parsed()
+        expected = source_schema(settings.value_json_fields)
+        if schema != expected:
             raise KafkaSourceError(
-                f"The flink-kafka source has a fixed schema ({SCHEMA.simpleString()}) and cannot be read "
+                f"The flink-kafka source has a fixed schema ({expected.simpleString()}) and cannot be read "
                 f"with another one ({schema.simpleString()}); decode key and value with a projection."
             )
-        return KafkaStreamReader(self._parsed())
+        return settings
+
+    def streamReader(self, schema: StructType) -> KafkaStreamReader:
+        return KafkaStreamReader(self._checked(schema))
 
     def reader(self, schema: StructType) -> KafkaBatchReader:
         """A batch read (`spark.read`, the spark-sql shell): see `KafkaBatchReader`."""
-        if schema != SCHEMA:
-            raise KafkaSourceError(
-                f"The flink-kafka source has a fixed schema ({SCHEMA.simpleString()}) and cannot be read "
-                f"with another one ({schema.simpleString()}); decode key and value with a projection."
-            )
-        return KafkaBatchReader(self._parsed())
+        return KafkaBatchReader(self._checked(schema))
 
 
 class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
