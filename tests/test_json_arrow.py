@@ -35,6 +35,7 @@ PLAIN = [
     '{"amount": 1e300, "name": null, "extra": {"nested": [1, {"a": "b"}]}, "id": 0, "extra2": "x\\ny"}',
     '{"amount": 7, "big": 123, "name": "\u00e9t\u00e9 \U0001f600"}',
     "{}",
+    '{\n"id": 3,\r\n"name":\t"x" }',
 ]
 # A batch with one of these records is left to the Spark side: Flink reads them leniently, or fails on them.
 NEEDS_SPARK = {
@@ -53,7 +54,10 @@ NEEDS_SPARK = {
     "a NULL message": None,
     "an empty message": "",
     "invalid UTF-8": b'{"id": 2, "name": "b\xff\xfe"}',
-    "a line break in the object": '{"id":\n3}',
+    "a raw line break in a string": '{"name": "a\nb"}',
+    "a line break after the object": '{"id": 3}\n',
+    "two objects on two lines": '{"id": 3}\n{"id": 4}',
+    "two objects on two lines with CRLF": '{"id": 3}\r\n{"id": 4}',
     "a field given twice": '{"id": 1, "id": 2}',
     "whitespace around the object": ' {"id": 4} ',
     "two objects in one message": '{"id": 5}{"id": 6}',
@@ -125,6 +129,7 @@ def test_plain_objects_are_decoded_by_the_reader_with_the_same_rows(spark: Spark
         (0, None, None, 1e300, None),
         (None, 123, "\u00e9t\u00e9 \U0001f600", 7.0, None),
         (None, None, None, None, None),
+        (3, None, "x", None, None),
     ]
 
 

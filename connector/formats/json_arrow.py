@@ -7,8 +7,8 @@ Arrow's parser, in the executor's Python worker that already holds the records, 
 The parse is a shortcut, never a second set of rules: a batch is decoded here only when every record in it is
 a plain JSON object that Arrow parses without a single conversion (a number for a BIGINT, INT or DOUBLE
 field, a string for a STRING field, true/false for a BOOLEAN field, or null or nothing). Anything else
-(a string "12" for an INT, a top-level array, `null`, invalid UTF-8, a NaN literal, a value with a line
-break, a field given twice...) leaves the whole batch to the Spark-side decoding with Flink's lenient
+(a string "12" for an INT, a top-level array, `null`, invalid UTF-8, a NaN literal, whitespace around the
+object, a field given twice...) leaves the whole batch to the Spark-side decoding with Flink's lenient
 rules and its errors naming topic, partition and offset (`connector.formats.json`). Both paths give the
 same rows for the records this one accepts: that is what the tests check, record by record.
 
@@ -58,15 +58,16 @@ def _parsed(values: list[bytes], sizes: np.ndarray, struct: pa.StructType) -> pa
     if not count or not sizes.all():  # a NULL or empty payload: the Spark side decides what it is
         return None
     text = b"\n".join(values)
-    if text.count(b"\n") != count - 1 or b"\r" in text:  # a line break inside a payload
-        return None
     data = np.frombuffer(text, dtype=np.uint8)
     ends = np.cumsum(sizes, dtype=np.int64) + np.arange(count, dtype=np.int64)  # one past each payload
     if not ((data[ends - sizes] == _OPEN).all() and (data[ends - 1] == _CLOSE).all()):
         return None  # not an object, or with whitespace around it (Arrow's parser would crash on `null`)
-    try:
-        text.decode("utf-8")  # Arrow keeps invalid UTF-8 in strings; Flink's parser fails on it
-    except UnicodeDecodeError:
+    # Arrow's parser reads the objects one after the other, whitespace (line breaks too) between and inside them.
+    # As each payload starts with '{' after a '}', no value can span two payloads (inside an array or object a
+    # comma would have to come between); so each payload holds one object iff there are as many rows as payloads.
+    try:  # Arrow keeps invalid UTF-8 in strings; Flink's parser fails on it. Checked here for every byte at once.
+        _one_string(text).validate(full=True)
+    except pa.ArrowInvalid:
         return None
     options = pa_json.ParseOptions(explicit_schema=pa.schema(list(struct)), unexpected_field_behavior="ignore")
     try:
@@ -84,3 +85,9 @@ def _parsed(values: list[bytes], sizes: np.ndarray, struct: pa.StructType) -> pa
         if pa.types.is_floating(column.type) and pc.any(pc.invert(pc.is_finite(column))).as_py():
             return None  # NaN / Infinity literals: Arrow accepts them, Flink's parser refuses them
     return pa.StructArray.from_arrays(columns, fields=list(struct))
+
+
+def _one_string(text: bytes) -> pa.StringArray:
+    """`text` as a one-element string array, without copying it."""
+    offsets = np.array([0, len(text)], dtype=np.int32)
+    return pa.Array.from_buffers(pa.string(), 1, [None, pa.py_buffer(offsets), pa.py_buffer(text)])
