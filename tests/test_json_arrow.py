@@ -93,14 +93,18 @@ def reader_decoded(tbl: Table, payloads: Sequence[str | bytes | None]) -> list[A
     """What the reader decodes of a batch of `payloads`: a dict of fields per record, or None for each."""
     values = [_bytes(p) for p in payloads]
     sizes = np.array([len(v or b"") for v in values], dtype=np.int32)
-    return json_arrow.decode([v or b"" for v in values], sizes, json_arrow.arrow_type(reader_fields(tbl))).to_pylist()
+    decoded = json_arrow.decode([v or b"" for v in values], sizes, json_arrow.arrow_type(reader_fields(tbl)))
+    return [None] * len(values) if decoded is None else decoded.to_pylist()
 
 
 def outcome(spark: SparkSession, tbl: Table, payloads: Sequence[str | bytes | None], by_reader: bool) -> Any:
     """(rows, malformed count) of the batch `payloads`, or the error that failed the query; `by_reader`: with what
     the reader decodes, else all decoded by Spark."""
-    values = [_bytes(p) for p in payloads]
     structs = reader_decoded(tbl, payloads)
+    # as the reader sends them: a decoded record's payload is left empty
+    values = [
+        b"" if by_reader and fields is not None else _bytes(p) for p, fields in zip(payloads, structs, strict=True)
+    ]
     rows: list[tuple[Any, ...]] = [
         (None, v, "orders", 0, offset, STAMP, "CreateTime", [], 0, structs[offset]) for offset, v in enumerate(values)
     ]
@@ -175,8 +179,13 @@ def test_the_source_decodes_in_its_readers_batch_by_batch(
         .load()
     )
     assert raw.schema == source_schema(reader_fields(tbl))
-    decoded = {(r.partition, r.offset): r[DECODED_VALUE] is not None for r in raw.collect()}
-    assert decoded == {(0, 0): True, (0, 1): True, (1, 0): False, (1, 1): False}
+    decoded = {(r.partition, r.offset): (r[DECODED_VALUE] is not None, bytes(r.value)) for r in raw.collect()}
+    assert decoded == {
+        (0, 0): (True, b""),  # decoded: the payload is not sent to the JVM
+        (0, 1): (True, b""),
+        (1, 0): (False, PLAIN[0].encode()),
+        (1, 1): (False, b'{"id": "12", "name": "lenient"}'),
+    }
 
     rows: list[Any] = []
     frame = read(spark, tbl, malformed_rows=False, end_of_input=False)

@@ -46,14 +46,9 @@ def arrow_type(fields_json: str) -> pa.StructType:
     return pa.struct([pa.field(name, ARROW_TYPES[type_name]) for name, type_name in json.loads(fields_json)])
 
 
-def decode(values: list[bytes], sizes: np.ndarray, struct: pa.StructType) -> pa.StructArray:
-    """The fields of `values` (JSON payloads, in order), or a struct that is NULL in every row when the batch
-    needs Flink's lenient rules (see the module's docstring). `sizes` are the payloads' lengths (0: NULL)."""
-    decoded = _parsed(values, sizes, struct)
-    return decoded if decoded is not None else pa.nulls(len(values), struct)
-
-
-def _parsed(values: list[bytes], sizes: np.ndarray, struct: pa.StructType) -> pa.StructArray | None:
+def decode(values: list[bytes], sizes: np.ndarray, struct: pa.StructType) -> pa.StructArray | None:
+    """The fields of `values` (JSON payloads, in order), or None when the batch needs Flink's lenient rules (see
+    the module's docstring). `sizes` are the payloads' lengths (0: NULL)."""
     count = len(values)
     if not count or not sizes.all():  # a NULL or empty payload: the Spark side decides what it is
         return None

@@ -47,7 +47,8 @@ SCHEMA = StructType(
     ]
 )
 ARROW_SCHEMA = to_arrow_schema(SCHEMA, timezone="UTC")
-# The column after SCHEMA's when the reader decodes the value's JSON fields (`connector.formats.json_arrow`).
+# The column after SCHEMA's when the reader decodes the value's JSON fields (`connector.formats.json_arrow`): in
+# the rows where it is not NULL, `value` is empty (the payload was decoded, not copied into the JVM).
 DECODED_VALUE = "__value_fields"
 TIMESTAMP_TYPES = {TIMESTAMP_CREATE_TIME: "CreateTime", TIMESTAMP_LOG_APPEND_TIME: "LogAppendTime"}
 # One Arrow batch holds at most this much, so an executor's memory does not grow with the backlog.
@@ -145,7 +146,10 @@ def _record_batch(
     else:
         epochs = _int32s(list(map(Message.leader_epoch, messages)))
     values = list(map(Message.value, messages))
-    if value_sizes.all():  # no null value (a null has size 0): the sizes are known already
+    fields = json_arrow.decode(cast(list[bytes], values), value_sizes, decoded) if decoded is not None else None
+    if fields is not None:  # the payloads are not needed any more: not copied into the JVM
+        value_column = _variable(pa.binary(), np.zeros(count, np.int32), b"")
+    elif value_sizes.all():  # no null value (a null has size 0): the sizes are known already
         value_column = _variable(pa.binary(), value_sizes, b"".join(cast(list[bytes], values)))
     else:
         value_column = _binaries(values)
@@ -162,7 +166,7 @@ def _record_batch(
     ]
     if decoded is None:
         return pa.RecordBatch.from_arrays(columns, schema=ARROW_SCHEMA)
-    columns.append(json_arrow.decode(cast(list[bytes], values), value_sizes, decoded))
+    columns.append(fields if fields is not None else pa.nulls(count, decoded))
     return pa.RecordBatch.from_arrays(columns, schema=_with_decoded(decoded))
 
 
