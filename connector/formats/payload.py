@@ -3,8 +3,10 @@
 Each format module (`connector.formats.json`, `.csv`, `.raw`, ...) implements a `Codec`; this module holds
 what they share.
 
-Every record is decoded and encoded by Spark SQL expressions (from_json, from_csv, byte arithmetic),
-never by Python code per record. The semantics are Flink's json, csv and raw formats:
+Records are decoded and encoded by Spark SQL expressions (from_json, from_csv, byte arithmetic), never by Python
+code per record; the one shortcut is JSON values of simple types, which the Kafka source's readers decode batch by
+batch with Arrow's parser when that gives the same rows (`Codec.reader_fields`, `connector.formats.json_arrow`).
+The semantics are Flink's json, csv and raw formats:
 
 * JSON (`JsonRowDataDeserializationSchema`): a record that is not a JSON object (syntax error, a bare
   number...) is a *malformed record*. A field whose text does not convert to the column type is a
