@@ -36,6 +36,7 @@ PLAIN = [
     '{"amount": 7, "big": 123, "name": "\u00e9t\u00e9 \U0001f600"}',
     "{}",
     '{\n"id": 3,\r\n"name":\t"x" }',
+    '{"ID": 5, "Name": "x", "id": 6}',  # field names match case-sensitively, as in Flink
 ]
 # A batch with one of these records is left to the Spark side: Flink reads them leniently, or fails on them.
 NEEDS_SPARK = {
@@ -134,6 +135,7 @@ def test_plain_objects_are_decoded_by_the_reader_with_the_same_rows(spark: Spark
         (None, 123, "\u00e9t\u00e9 \U0001f600", 7.0, None),
         (None, None, None, None, None),
         (3, None, "x", None, None),
+        (6, None, None, None, None),
     ]
 
 

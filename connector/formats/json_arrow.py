@@ -2,7 +2,8 @@
 and whose fields are all of the types Arrow's JSON parser reads exactly as Flink's JSON format does.
 
 Why: Spark's `from_json` (and the lenient conversions after it) took about half of a JSON pipeline's JVM time;
-Arrow's parser, in the executor's Python worker that already holds the records, takes a few percent of it.
+Arrow's parser, in the executor's Python worker that already holds the records, reads a batch of 10,000 records
+of 210 bytes in about 10 ms, and the JVM then gets the fields instead of the payloads.
 
 The parse is a shortcut, never a second set of rules: a batch is decoded here only when every record in it is
 a plain JSON object that Arrow parses without a single conversion (a number for a BIGINT, INT or DOUBLE
