@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 HEARTBEAT_INTERVAL = "3s"
@@ -47,10 +47,17 @@ class Watch:
         self._batches: dict[str, BatchSoFar] = {}
 
     def batches(self, spark: Any) -> dict[str, BatchSoFar]:
+        """`running_batches`; a batch's records never go down between looks. When a batch written by foreachBatch
+        ends, the execution that read it completes before the batch's own, whose scans read nothing, and before
+        the batch's progress report: the display would fall back to 0 for a moment."""
         now = time.monotonic()
         if now - self._asked >= self.interval:
             self._asked = now
-            self._batches = running_batches(spark)
+            earlier, self._batches = self._batches, running_batches(spark)
+            for query, batch in self._batches.items():
+                before = earlier.get(query)
+                if before is not None and before.batch == batch.batch and before.records > batch.records:
+                    self._batches[query] = replace(batch, records=before.records)
         return self._batches
 
 

@@ -161,6 +161,7 @@ class _Tally:
     rows: int = 0
     malformed: int = 0
     seen: int | None = None  # batch id of the last progress looked at
+    last: dict[str, Any] = field(default_factory=dict)  # that progress: what the counts include
 
     def update(self, query: Any) -> None:
         """Count the executed batches not counted yet (progress of idle triggers has no 'addBatch'). The last
@@ -168,6 +169,7 @@ class _Tally:
         last = query.lastProgress
         if not last:
             return
+        self.last = last
         batch_id = last.get("batchId", -1)
         recent = self.seen is None or batch_id > self.seen + 1
         self.seen = batch_id
@@ -197,7 +199,8 @@ class _Figures:
 
     @classmethod
     def of(cls, r: engine.RunningQuery, tally: _Tally, batches: dict[str, live.BatchSoFar]) -> _Figures:
-        progress = _progress(r)
+        tally.update(r.query)
+        progress = tally.last  # the report the tally counted: a newer one would show its batch without its rows
         so_far = batches.get(str(r.query.id))
         if so_far is not None and so_far.batch > progress.get("batchId", -1):
             return cls(str(so_far.batch), tally.rows + so_far.records, so_far.records_per_second)
