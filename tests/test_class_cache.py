@@ -15,7 +15,7 @@ import pytest
 from connector.runtime import class_cache
 
 _SESSION = r"""
-from connector.runtime.runner import spark_session
+from connector.runtime.session import spark_session
 
 spark = spark_session("local[1]", "class-cache")
 assert spark.range(5).count() == 5

@@ -59,7 +59,7 @@ _FRESH_SESSION = r"""
 import os
 from pathlib import Path
 
-from connector.runtime.runner import spark_session
+from connector.runtime.session import spark_session
 
 spark = spark_session("local[1]", "static-sources")
 try:

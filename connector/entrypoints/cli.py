@@ -129,6 +129,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from connector.runtime.session import JvmLaunch
+
+    # Spark's JVM starts while the rest of kafka-sql is imported and the file compiles (connector.runtime.session).
+    launch = JvmLaunch.start(args.master, args.file.stem) if args.file.is_file() else None
     from connector.runtime.runner import RunOptions, run_file
 
     return run_file(
@@ -139,6 +143,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             checkpoint_dir=args.checkpoint_dir,
             max_batches=args.max_batches,
             timeout=args.timeout,
+            launch=launch,
         ),
     )
 

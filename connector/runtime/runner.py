@@ -8,14 +8,9 @@ A query that fails stops the others the same way and makes the exit code non-zer
 from __future__ import annotations
 
 import logging
-import os
 import re
-import shutil
 import signal
-import sys
-import tempfile
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -29,8 +24,8 @@ from rich.table import Table as RichTable
 from connector.dev.maven import MavenError
 from connector.diagnostics import PipelineError, print_diagnostics
 from connector.planning.plan import PipelinePlan, build
-from connector.runtime import class_cache, data_sources, engine, live
-from connector.runtime.python_launcher import python_executable
+from connector.runtime import engine, live
+from connector.runtime.session import JvmLaunch, spark_session
 from connector.runtime.spark_jars import package_jars
 from connector.secrets import SecretMaskingFilter, is_secret_key
 from connector.sql.frontend import compile_file
@@ -39,7 +34,6 @@ log = logging.getLogger(__name__)
 console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 EXIT_OK, EXIT_ERRORS, EXIT_FAILED, EXIT_QUALITY = 0, 1, 1, 3  # as in connector.entrypoints.cli
-ARROW_BATCH_RECORDS = 1_000
 
 
 @dataclass
@@ -49,81 +43,7 @@ class RunOptions:
     checkpoint_dir: Path = Path("checkpoints")
     max_batches: int | None = None
     timeout: float | None = None
-
-
-def spark_session(master: str, app_name: str, jars: Sequence[Path] = ()) -> Any:
-    """A SparkSession whose Python workers run this interpreter, with the package shipped to executors and
-    `jars` (Spark modules the pipeline's formats need) on driver and executors."""
-    # Locally the executors are this machine, where the launcher (and this interpreter) exist.
-    os.environ.setdefault("PYSPARK_PYTHON", python_executable() if master.startswith("local") else sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    if master.startswith("local"):
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
-
-    builder = SparkSession.builder
-    class_sharing = class_cache.java_options()
-    if class_sharing:
-        builder = builder.config("spark.driver.defaultJavaOptions", class_sharing)
-    if jars:
-        builder = builder.config("spark.jars", ",".join(str(jar) for jar in jars))
-    spark = (
-        builder.master(master)
-        .appName(app_name)
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.sql.streaming.stopTimeout", "60s")
-        .config("spark.ui.showConsoleProgress", "false")
-        # Executors report a running batch's figures with their heartbeats: the live display's records so far.
-        .config("spark.executor.heartbeatInterval", live.HEARTBEAT_INTERVAL)
-        # Flink's TIMESTAMP is a wall-clock value; UTC keeps it unchanged through Spark's event-time TIMESTAMP.
-        .config("spark.sql.session.timeZone", "UTC")
-        # UPPER / LOWER map case as Flink does (Java's String.toUpperCase, not ICU's); ICU also costs the first
-        # batch of a run about 1.5 s loading its data (measured: first tasks 5.9 -> 4.2 s).
-        .config("spark.sql.icu.caseMappings.enabled", "false")
-        # Rows go to the Python sinks (Kafka, ...) in Arrow batches of this many: the first records reach Kafka
-        # once the first 1,000 are decoded, not 10,000 (Spark's default; the first output of a bounded run of
-        # 100k records 9.7 -> 8.6 s measured, the same rate at 1M).
-        .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(ARROW_BATCH_RECORDS))
-        .getOrCreate()
-    )
-    _quiet_spark_logs(spark)
-    if class_sharing:
-        class_cache.record_writer(spark, class_sharing)
-    data_sources.load_static(spark)
-    if not master.startswith("local"):
-        spark.sparkContext.addPyFile(_package_zip())
-    return spark
-
-
-# Loggers that print each task and query failure with its stack trace; the runner reports a failure once.
-_FAILURE_LOGGERS = (
-    "org.apache.spark.executor.Executor",
-    "org.apache.spark.scheduler.TaskSetManager",
-    "org.apache.spark.util.Utils",
-    "org.apache.spark.sql.execution.datasources",
-    "org.apache.spark.sql.execution.streaming",
-)
-
-
-def _quiet_spark_logs(spark: Any) -> None:
-    """Spark's errors only, without the stack traces of failures `run` reports itself (KAFKA_SQL_DEBUG=1: all)."""
-    if os.environ.get("KAFKA_SQL_DEBUG"):
-        spark.sparkContext.setLogLevel("WARN")
-        return
-    spark.sparkContext.setLogLevel("ERROR")
-    jvm = spark.sparkContext._jvm
-    configurator = jvm.org.apache.logging.log4j.core.config.Configurator
-    for name in _FAILURE_LOGGERS:
-        configurator.setLevel(name, jvm.org.apache.logging.log4j.Level.OFF)
-    # py4j logs an exception raised in foreachBatch with its Python traceback.
-    logging.getLogger("py4j.clientserver").setLevel(logging.CRITICAL)
-
-
-def _package_zip() -> str:
-    """The `connector` package as a zip for executors on other machines (Spark's --py-files)."""
-    package = Path(__file__).resolve().parents[1]
-    target = Path(tempfile.mkdtemp(prefix="kafka-sql-")) / "connector"
-    return shutil.make_archive(str(target), "zip", root_dir=package.parent, base_dir=package.name)
+    launch: JvmLaunch | None = None  # the driver JVM, started while the file compiles (`kafka-sql run`)
 
 
 def _install_masking(plan: PipelinePlan, secrets: frozenset[str]) -> None:
@@ -287,6 +207,14 @@ def stop_all_cleanly(queries: list[engine.RunningQuery], timeout: float = 120.0)
 
 
 def run_file(path: Path, options: RunOptions) -> int:
+    try:
+        return _run_file(path, options)
+    finally:
+        if options.launch is not None:
+            options.launch.close()  # a run that ended before it started Spark
+
+
+def _run_file(path: Path, options: RunOptions) -> int:
     compiled = compile_file(path, options.variables)
     print_diagnostics(console, compiled.diagnostics)
     if compiled.errors:
@@ -308,7 +236,7 @@ def run_file(path: Path, options: RunOptions) -> int:
     except MavenError as err:
         console.print(f"[red]error[/red]: the Spark modules {', '.join(plan.spark_packages)}: {escape(str(err))}")
         return EXIT_ERRORS
-    spark = spark_session(options.master, plan.name, jars)
+    spark = spark_session(options.master, plan.name, jars, options.launch)
     stop_requested = False
 
     def on_signal(_signum: int, _frame: FrameType | None) -> None:

@@ -1,0 +1,97 @@
+"""connector.runtime.session: `kafka-sql run` starts Spark's JVM while the file compiles; the session is created on
+that JVM with the pipeline's jars on the driver and the executors, and a run that ends before it needs Spark leaves
+no JVM behind."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from connector.runtime.session import JvmLaunch
+
+KAFKA_SQL = Path(sys.executable).with_name("kafka-sql")
+
+_LAUNCHED_WITH_JARS = r"""
+from connector.formats.avro import SPARK_AVRO
+from connector.runtime.session import JvmLaunch, spark_session
+from connector.runtime.spark_jars import package_jars
+
+launch = JvmLaunch.start("local[1]", "launch-jars")
+jars = package_jars([SPARK_AVRO])  # resolved while the JVM starts, as `kafka-sql run` does
+spark = spark_session("local[1]", "launch-jars", jars, launch)
+from pyspark.sql import functions as F
+from pyspark.sql.avro.functions import from_avro, to_avro
+
+schema = '{"type": "record", "name": "r", "fields": [{"name": "id", "type": "long"}]}'
+rows = (spark.range(3).select(F.struct("id").alias("s")).select(to_avro("s").alias("b"))
+        .select(from_avro("b", schema).alias("s")).select("s.id").collect())
+print("ids", [r.id for r in rows])
+print("jvm", spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+print("launched", launch.take().proc.pid)
+print("jars", spark.sparkContext.getConf().get("spark.jars"))
+print("app", spark.sparkContext.appName)
+"""
+
+_CLOSED_AT_ONCE = r"""
+import os, time
+from pathlib import Path
+from connector.runtime.session import JvmLaunch
+
+launch = JvmLaunch.start("local[1]", "launch-closed")
+time.sleep(0.5)  # spark-submit is running, the JVM not yet ready
+launch.close()
+time.sleep(0.5)
+me = str(os.getpid())
+children = [p.name for p in Path("/proc").iterdir() if p.name.isdigit()
+            and (p / "stat").read_text().rsplit(")", 1)[1].split()[1] == me]
+print("children", children)
+"""
+
+
+def _script(code: str) -> dict[str, str]:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+
+
+def test_the_session_runs_on_the_launched_jvm_with_the_pipelines_jars_on_driver_and_executors() -> None:
+    out = _script(_LAUNCHED_WITH_JARS)
+    assert out["ids"] == "[0, 1, 2]"  # spark-avro's functions planned on the driver and run in tasks
+    assert out["jvm"] == out["launched"]  # one JVM: the one started before the jars were known
+    assert "spark-avro_2.13" in out["jars"]
+    assert out["app"] == "launch-jars"
+
+
+def test_closing_a_launch_no_session_took_stops_its_jvm_at_once() -> None:
+    assert _script(_CLOSED_AT_ONCE)["children"] == "[]"
+
+
+def test_no_second_jvm_where_the_process_already_has_a_session(spark: SparkSession) -> None:
+    assert JvmLaunch.start("local[1]", "in-a-test") is None
+
+
+def test_a_run_of_a_file_with_errors_reports_them_and_leaves_no_jvm(tmp_path: Path) -> None:
+    name = f"broken_{uuid.uuid4().hex[:8]}"
+    sql = tmp_path / f"{name}.sql"
+    sql.write_text("CREATE TABLE src (id BIGINT) WITH ('connector' = 'datagen');\n"
+                   "INSERT INTO nowhere SELECT * FROM src;\n")
+    done = subprocess.run([str(KAFKA_SQL), "run", str(sql)], capture_output=True, text=True, timeout=120, check=False,
+                          cwd=tmp_path)
+    assert done.returncode == 1
+    assert f"{name}.sql:2:13: error [unknown-table]" in done.stdout + done.stderr
+    assert "log4j" not in done.stderr  # the JVM was stopped before it printed anything of its start
+    time.sleep(1.0)
+    lingering = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and f"spark.app.name={name}".encode() in (entry / "cmdline").read_bytes():
+                lingering.append(entry.name)
+        except OSError:
+            continue
+    assert lingering == [], f"JVMs of the run still alive: {lingering} (this process is {os.getpid()})"
