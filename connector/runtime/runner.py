@@ -271,6 +271,19 @@ def _run_file(path: Path, options: RunOptions) -> int:
     return EXIT_FAILED if failures else EXIT_OK
 
 
+def _wait(running: list[engine.RunningQuery], done: dict[str, str], seconds: float) -> None:
+    """Until the next look: `seconds`, or less when the first query still running ends (a bounded run exits as
+    soon as its last batch is committed, not at the next tick)."""
+    active = [r for r in running if r.plan.name not in done]
+    if not active:
+        time.sleep(seconds)
+        return
+    try:
+        active[0].query.awaitTermination(seconds)
+    except Exception:  # a failed query raises here; the next look reports it from exception()
+        log.debug("query %s ended with a failure", active[0].plan.name)
+
+
 def _monitor(running: list[engine.RunningQuery], options: RunOptions, stop_requested: Any) -> list[str]:
     """Watch the queries until all finish, one fails, a limit is reached or a stop is requested; then print
     what each query did (batches, records, malformed records skipped)."""
@@ -323,7 +336,7 @@ def _monitor(running: list[engine.RunningQuery], options: RunOptions, stop_reque
                     if last_lines.get(r.plan.name) != line:
                         last_lines[r.plan.name] = line
                         console.print(line, markup=False)
-            time.sleep(0.5)
+            _wait(running, done, 0.5)
         stopping = [r for r in running if r.plan.name not in done]
         stop_all_cleanly(stopping)
         for r in running:
