@@ -433,6 +433,8 @@ def test_fail_stops_the_batch_then_a_fixed_rule_reprocesses_it_exactly_once(
     assert committed_offsets(kafka_bootstrap, group, orders) == {0: 3, 1: 4}
     passed = json.loads((results / "p.out" / "batch-000000000000.json").read_text())
     assert passed["status"] == "passed" and passed["rows"]["checked"] == 5
+    # The batch was cached uncompressed in the query's own session; the user's keeps Spark's default.
+    assert spark.conf.get("spark.sql.inMemoryColumnarStorage.compressed") == "true"
 
 
 def committed_offsets(bootstrap: str, group: str, topic: str) -> dict[int, int | None]:

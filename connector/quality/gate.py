@@ -227,6 +227,10 @@ class QualityGate:
             if not any(r.action is Action.FAIL or not (r.row_level or r.action is Action.KEEP) for r in self.rules):
                 self._check_staged(batch, batch_id, _WrittenAtOnce(write), started)
                 return
+        # The cache lives for this batch only: Spark's column encodings would cost more CPU than the memory they
+        # save (measured with a Kafka sink, 500k rows per batch: CPU per batch 1.41-1.49x ungated -> 1.28-1.31x).
+        # `batch`'s session is the query's own (a clone), so the user's session keeps its setting.
+        batch.sparkSession.conf.set("spark.sql.inMemoryColumnarStorage.compressed", "false")
         cached = batch.persist(StorageLevel.MEMORY_AND_DISK)
         self._results.ask_positions(batch, batch_id)
         try:
