@@ -279,7 +279,7 @@ def _wait(running: list[engine.RunningQuery], done: dict[str, str], seconds: flo
         time.sleep(seconds)
         return
     try:
-        active[0].query.awaitTermination(seconds)
+        active[0].query.awaitTermination(seconds)  # type: ignore[arg-type]  # pyspark takes seconds as a float
     except Exception:  # a failed query raises here; the next look reports it from exception()
         log.debug("query %s ended with a failure", active[0].plan.name)
 
