@@ -22,6 +22,8 @@ from connector.connectors.kafka.offsets import (
     to_json,
     to_spark,
 )
+from connector.connectors.kafka.planner import require_known_offsets
+from connector.connectors.kafka.retries import retrying
 from connector.connectors.kafka.settings import BoundedMode, SourceSettings, StartupMode, Subscription, is_bounded
 
 BASE = {"properties.bootstrap.servers": "localhost:9092", "topic": "orders"}
@@ -370,3 +372,20 @@ def test_min_partitions_splits_large_ranges() -> None:
     ]
     assert [r for r in split if r.partition == 1] == [OffsetRange("t", 1, 0, 10)]
     assert split_ranges(ranges, None) == ranges
+
+
+def test_an_unknown_latest_offset_from_a_restarting_broker_is_asked_again_not_judged_as_data_loss() -> None:
+    """CI saw a broker back from a restart answer the latest offsets with -1001 and no error; judged as an answer,
+    it made a valid checkpoint offset look beyond the end of the log."""
+    answers = iter([{T0: -1001, T1: -1001}, {T0: 10, T1: 20}])
+
+    def latest_offsets() -> dict[tuple[str, int], int]:
+        latest = next(answers)
+        require_known_offsets(latest)
+        return latest
+
+    with pytest.raises(DataLossError):
+        next_offsets({T0: 7}, SUB, [T0], {T0: (0, -1001)}, None, True)
+    latest = retrying(latest_offsets, "offsets request", timeout_seconds=10)
+    watermarks = {T0: (0, latest[T0]), T1: (5, latest[T1])}
+    assert next_offsets({T0: 7, T1: 20}, SUB, [T0, T1], watermarks, None, True).end == {T0: 10, T1: 20}

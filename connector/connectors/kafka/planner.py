@@ -26,6 +26,7 @@ from connector.connectors.kafka.offsets import (
     TopicPartition,
     Watermarks,
     batch_ranges,
+    describe,
     needs_earliest,
     next_offsets,
     resolve_bounds,
@@ -285,15 +286,18 @@ class Planner:
         """(earliest, latest) per partition; partitions that do not exist (any more) are left out."""
         if not partitions:
             return {}
-        earliest, latest = self._list_offsets(partitions, OffsetSpec.earliest(), OffsetSpec.latest())
+        earliest, latest = self._list_offsets(partitions, OffsetSpec.earliest(), OffsetSpec.latest(), positions=True)
         return {tp: (earliest[tp], latest[tp]) for tp in partitions if tp in earliest and tp in latest}
 
     def _fetch_by_timestamp(self, partitions: Sequence[TopicPartition], timestamp_ms: int) -> Offsets:
         """First offset whose record timestamp is >= `timestamp_ms`; -1 where there is none."""
         return self._list_offsets(partitions, OffsetSpec.for_timestamp(timestamp_ms))[0] if partitions else {}
 
-    def _list_offsets(self, partitions: Sequence[TopicPartition], *specs: OffsetSpec) -> list[Offsets]:
-        """The offsets of `partitions` for each spec; every request is sent before any answer is awaited."""
+    def _list_offsets(
+        self, partitions: Sequence[TopicPartition], *specs: OffsetSpec, positions: bool = False
+    ) -> list[Offsets]:
+        """The offsets of `partitions` for each spec; every request is sent before any answer is awaited.
+        `positions`: the specs ask for log positions (earliest, latest), so an unknown answer is retried."""
         isolation = IsolationLevel.READ_COMMITTED if self.settings.read_committed else IsolationLevel.READ_UNCOMMITTED
 
         def request() -> list[Offsets]:
@@ -305,7 +309,11 @@ class Planner:
                 )
                 for spec in specs
             ]
-            return [self._answers(futures) for futures in requests]
+            answers = [self._answers(futures) for futures in requests]
+            if positions:
+                for offsets in answers:
+                    require_known_offsets(offsets)
+            return answers
 
         return self._retrying(request, "offsets request")
 
@@ -402,3 +410,14 @@ def _reason(error: KafkaException) -> str:
     if code in (KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._TIMED_OUT, KafkaError._RESOLVE):
         return f"{text}. Check that the broker is reachable at option 'properties.bootstrap.servers'."
     return text
+
+
+def require_known_offsets(offsets: Offsets) -> None:
+    """Raise a transient error where an earliest or latest offset came back unknown (-1001, no error): a broker
+    back from a restart can answer so before it has loaded its logs, and judging a checkpoint against that would
+    call every record lost (the reader treats its watermarks the same way)."""
+    unknown = sorted(tp for tp, offset in offsets.items() if offset < 0)
+    if unknown:
+        names = ", ".join(describe(tp) for tp in unknown)
+        error = KafkaError(KafkaError.OFFSET_NOT_AVAILABLE, f"the broker gave no offset for {names}", retriable=True)
+        raise KafkaException(error)
