@@ -119,8 +119,8 @@ class _Figures:
 
     @classmethod
     def of(cls, r: engine.RunningQuery, tally: _Tally, batches: dict[str, live.BatchSoFar]) -> _Figures:
-        tally.update(r.query)
-        progress = tally.last  # the report the tally counted: a newer one would show its batch without its rows
+        progress = tally.last  # the report the tally counted (the caller's last update): a newer one would show
+        # its batch without its rows
         so_far = batches.get(str(r.query.id))
         if so_far is not None and so_far.batch > progress.get("batchId", -1):
             return cls(str(so_far.batch), tally.rows + so_far.records, so_far.records_per_second)

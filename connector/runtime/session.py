@@ -119,7 +119,8 @@ class JvmLaunch:
 
 
 def _stop_launching_jvm() -> None:
-    """Terminate the spark-submit process (the driver JVM once it execs java) this process started."""
+    """Terminate the spark-submit process (the driver JVM once it execs java) this process started: the child
+    whose arguments include `pyspark-shell`, the application pyspark's `launch_gateway` always submits."""
     me = os.getpid()
     try:
         entries = [e for e in Path("/proc").iterdir() if e.name.isdigit()]
@@ -128,7 +129,7 @@ def _stop_launching_jvm() -> None:
     for entry in entries:
         try:
             parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            if parent == me and b"spark" in (entry / "cmdline").read_bytes():
+            if parent == me and b"pyspark-shell" in (entry / "cmdline").read_bytes().split(b"\0"):
                 os.kill(int(entry.name), signal.SIGTERM)
         except (OSError, ValueError, IndexError):  # gone meanwhile, or not ours to read
             continue
