@@ -43,16 +43,18 @@ def _gone(pid: int, timeout: float = 180.0) -> None:
 
 @pytest.mark.slow
 def test_the_first_run_writes_the_archive_and_later_runs_start_with_it(tmp_path: Path) -> None:
-    first = _session(tmp_path)
-    jvm_dir = tmp_path / "kafka-sql" / "jvm"
+    cache = tmp_path / "a cache"  # a space in the path: the JVM options quote it
+    first = _session(cache)
+    jvm_dir = cache / "kafka-sql" / "jvm"
     assert "-XX:ArchiveClassesAtExit=" in first["args"]
     assert "-Xlog:cds*=off" in first["args"]  # Java's notes on classes it cannot archive stay out of the output
     _gone(int(first["pid"]))
 
-    second = _session(tmp_path)
+    second = _session(cache)
     archives = list(jvm_dir.glob("*.jsa"))
     assert [a.name for a in archives if "pending" not in a.name] == [a.name for a in archives]
     assert len(archives) == 1
+    assert json.loads(archives[0].with_suffix(".json").read_text())["pid"] == int(first["pid"])  # what it belongs to
     assert f"-XX:SharedArchiveFile={archives[0]}" in second["args"]
     assert "ArchiveClassesAtExit" not in second["args"]
 
@@ -80,3 +82,36 @@ def test_off_when_asked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setenv("KAFKA_SQL_CLASS_CACHE", "0")
     assert class_cache.java_options() is None
+
+
+def test_archives_of_removed_installations_are_deleted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("KAFKA_SQL_CLASS_CACHE", raising=False)
+    jvm_dir = tmp_path / "kafka-sql" / "jvm"
+    jvm_dir.mkdir(parents=True)
+    java = str(Path(os.environ["JAVA_HOME"]) / "bin" / "java") if "JAVA_HOME" in os.environ else "/usr/bin/java"
+    installed = tmp_path / "venv" / "jars"
+    installed.mkdir(parents=True)
+    (tmp_path / "venv" / "conf").mkdir()
+    removed = tmp_path / "removed-venv" / "jars"
+
+    def archive(name: str, classpath: Path | None, pid: int = 2**22 + 1) -> Path:
+        path = jvm_dir / name
+        path.write_bytes(b"archive")
+        if classpath is not None:
+            record = {"pid": pid, "java": java, "classpath": f"{classpath.parent / 'conf'}/:{classpath}/*"}
+            path.with_suffix(".json").write_text(json.dumps(record))
+        return path
+
+    kept = archive("spark-00000000000000a1.jsa", installed)
+    gone = archive("spark-00000000000000a2.jsa", removed)
+    unrecorded = archive("spark-00000000000000a3.jsa", None)
+    writing = archive(f"spark-00000000000000a4.{os.getpid()}.pending.jsa", removed, pid=os.getpid())
+    written = archive("spark-00000000000000a5.7.pending.jsa", removed)
+
+    assert class_cache.java_options() is not None
+
+    assert kept.exists() and kept.with_suffix(".json").exists()
+    assert writing.exists()  # its JVM is still writing it
+    for path in (gone, unrecorded, written):
+        assert not path.exists() and not path.with_suffix(".json").exists(), path

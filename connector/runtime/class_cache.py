@@ -6,8 +6,9 @@ exits (`-XX:ArchiveClassesAtExit`, JDK 13 and later), into a pending file of its
 some seconds after the run returns. A later run, once that JVM is gone, checks the file with `java -Xshare:on`
 (which refuses a truncated archive or one for other jars) and from then on starts with it. A JVM that cannot
 use an archive ignores it without a word (`-Xshare:auto`, CDS logging off), so only start-up time depends on it.
-`KAFKA_SQL_CLASS_CACHE=0` turns it off. The options go into `spark.driver.defaultJavaOptions`, so a user's
-`spark.driver.extraJavaOptions` still apply.
+Each Spark installation (each virtual environment) has an archive of its own, about 180 MB; those of
+installations that are gone are deleted. `KAFKA_SQL_CLASS_CACHE=0` turns it off. The options go into
+`spark.driver.defaultJavaOptions`, so a user's `spark.driver.extraJavaOptions` still apply.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import time
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 QUIET = "-Xshare:auto -Xlog:cds*=off"
+_WRITE = "-XX:ArchiveClassesAtExit="
 SETTLED_SECONDS = 600.0  # a pending archive without a record of its JVM is finished (or abandoned) after this
 
 
@@ -34,29 +37,29 @@ def java_options() -> str | None:
         return None
     directory = _directory()
     archive = directory / f"{key}.jsa"
+    _forget_removed_installations(directory, key)
     if not archive.exists():
         _promote_pending(directory, key, archive)
     if archive.exists():
-        return f"-XX:SharedArchiveFile={archive} {QUIET}"
+        return f"{_option('-XX:SharedArchiveFile=', archive)} {QUIET}"
     if any(directory.glob(f"{key}.*.pending.jsa")):
         return None  # another run's JVM is writing it
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError:
         return None
-    return f"-XX:ArchiveClassesAtExit={_pending(directory, key, os.getpid())} {QUIET}"
+    return f"{_option(_WRITE, _pending(directory, key, os.getpid()))} {QUIET}"
 
 
 def record_writer(spark: Any, options: str) -> None:
     """After the session started with `options` (from `java_options`): if its JVM writes a pending archive, note
     which JVM it is (its pid, Java and class path), so a later run knows when it is done and how to check it."""
-    flag = "-XX:ArchiveClassesAtExit="
-    if flag not in options:
+    if _WRITE not in options:
         return
-    pending = Path(options.split(flag, 1)[1].split()[0])
+    pending = Path(next(o for o in shlex.split(options) if o.startswith(_WRITE)).removeprefix(_WRITE))
     jvm = spark.sparkContext._jvm
     arguments = " ".join(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().toArray())
-    if f"{flag}{pending}" not in arguments:  # a JVM started before this session's options
+    if f"{_WRITE}{pending}" not in arguments:  # a JVM started before this session's options
         return
     system = jvm.java.lang.System
     writer = {
@@ -82,9 +85,49 @@ def _promote_pending(directory: Path, key: str, archive: Path) -> None:
         usable = writer is not None and not archive.exists() and _maps(pending, writer)
         if usable:
             pending.replace(archive)  # atomic: runs starting together see it whole or not at all
+            record.replace(archive.with_suffix(".json"))  # what it belongs to, for `_forget_removed_installations`
         else:
             pending.unlink(missing_ok=True)
+            record.unlink(missing_ok=True)
+
+
+def _forget_removed_installations(directory: Path, key: str) -> None:
+    """Delete the archives of Spark installations that are gone (a removed virtual environment or checkout): each
+    installation has its own, of about 180 MB. An archive names its Java and class path in its record; one
+    without a record (written before archives had one) is deleted too, and its installation writes it again."""
+    for archive in directory.glob("spark-*.jsa"):
+        if archive.name.split(".", 1)[0] == key:
+            continue
+        record = archive.with_suffix(".json")
+        try:
+            writer = json.loads(record.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            writer = None
+        if writer is None:
+            pending = archive.name.endswith(".pending.jsa")
+            if pending and _age(archive) < SETTLED_SECONDS:  # its JVM may not have recorded itself yet
+                continue
+        elif _alive_writer(archive, writer) or _installed(writer):
+            continue
+        archive.unlink(missing_ok=True)
         record.unlink(missing_ok=True)
+
+
+def _alive_writer(archive: Path, writer: dict[str, Any]) -> bool:
+    return archive.name.endswith(".pending.jsa") and _alive(int(writer["pid"]))
+
+
+def _installed(writer: dict[str, Any]) -> bool:
+    """Whether the Java and every class path entry (Spark's `jars/*`, its conf directory) of a record still exist."""
+    entries = [Path(entry.removesuffix("*")) for entry in str(writer["classpath"]).split(os.pathsep) if entry]
+    return Path(writer["java"]).exists() and all(entry.exists() for entry in entries)
+
+
+def _age(path: Path) -> float:
+    try:
+        return time.time() - path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def _maps(pending: Path, writer: dict[str, Any]) -> bool:
@@ -103,6 +146,12 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _option(flag: str, path: Path) -> str:
+    """`flag` and `path` as one JVM option in Spark's option string, which splits at spaces outside quotes."""
+    option = f"{flag}{path}"
+    return shlex.quote(option) if any(c.isspace() or c in "'\"\\" for c in option) else option
 
 
 def _pending(directory: Path, key: str, pid: int) -> Path:
