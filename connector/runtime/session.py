@@ -45,6 +45,16 @@ SESSION_CONF = {
     "spark.sql.icu.caseMappings.enabled": "false",
     "spark.sql.execution.arrow.maxRecordsPerBatch": str(ARROW_BATCH_RECORDS),
 }
+# The driver JVM's JIT compiles a method with C2 (the optimizing compiler) only once it ran 10x as often as Java's
+# defaults ask: most of a run's start-up code (analysis, planning) then stays with C1, and the C2 compiler threads
+# stop taking one of the machine's cores while the run starts; the per-record loops still reach C2. Measured on 2
+# cores (bench/race_flink.py's pipeline, 2026-11-28): 1M records 17.3-17.9 s instead of 18.9-20.3 s (CPU 29-31 s
+# instead of 35-38 s), 10M records 47.4-50.8 s against 49.3-50.1 s. C1 alone (TieredStopAtLevel=1) started faster
+# still but ran 10M records in 68 s instead of 45 s.
+JIT_OPTIONS = (
+    "-XX:Tier4InvocationThreshold=50000 -XX:Tier4MinInvocationThreshold=6000 -XX:Tier4CompileThreshold=150000 "
+    "-XX:Tier4BackEdgeThreshold=400000"
+)
 # Spark's class loaders that take jars while the JVM runs (spark-submit's, with or without userClassPathFirst).
 _JAR_LOADERS = ("org.apache.spark.util.MutableURLClassLoader", "org.apache.spark.util.ChildFirstURLClassLoader")
 # Loggers that print each task and query failure with its stack trace; the runner reports a failure once.
@@ -176,10 +186,14 @@ def _prepare_environment(master: str) -> None:
 
 
 def _settings(master: str, app_name: str, java_options: str | None) -> dict[str, str]:
-    settings = {"spark.master": master, "spark.app.name": app_name, **SESSION_CONF}
-    if java_options:  # the driver JVM's options go on spark-submit's command line
-        settings["spark.driver.defaultJavaOptions"] = java_options
-    return settings
+    # The driver JVM's options go on spark-submit's command line; a user's spark.driver.extraJavaOptions follow them.
+    options = f"{JIT_OPTIONS} {java_options}" if java_options else JIT_OPTIONS
+    return {
+        "spark.master": master,
+        "spark.app.name": app_name,
+        **SESSION_CONF,
+        "spark.driver.defaultJavaOptions": options,
+    }
 
 
 def _add_driver_jars(jvm: Any, jars: Sequence[Path]) -> None:
