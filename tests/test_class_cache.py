@@ -92,14 +92,15 @@ def test_archives_of_removed_installations_are_deleted(tmp_path: Path, monkeypat
     java = str(Path(os.environ["JAVA_HOME"]) / "bin" / "java") if "JAVA_HOME" in os.environ else "/usr/bin/java"
     installed = tmp_path / "venv" / "jars"
     installed.mkdir(parents=True)
-    (tmp_path / "venv" / "conf").mkdir()
+    (installed / "spark-core.jar").write_bytes(b"jar")
     removed = tmp_path / "removed-venv" / "jars"
 
-    def archive(name: str, classpath: Path | None, pid: int = 2**22 + 1) -> Path:
+    def archive(name: str, jars: Path | None, pid: int = 2**22 + 1) -> Path:
         path = jvm_dir / name
         path.write_bytes(b"archive")
-        if classpath is not None:
-            record = {"pid": pid, "java": java, "classpath": f"{classpath.parent / 'conf'}/:{classpath}/*"}
+        if jars is not None:  # as Spark's launcher lists it: a conf directory pip's pyspark does not have, the jars
+            classpath = f"{jars.parent / 'conf'}:{jars / 'spark-core.jar'}:{jars}/*"
+            record = {"pid": pid, "java": java, "classpath": classpath}
             path.with_suffix(".json").write_text(json.dumps(record))
         return path
 

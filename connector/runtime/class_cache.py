@@ -118,9 +118,10 @@ def _alive_writer(archive: Path, writer: dict[str, Any]) -> bool:
 
 
 def _installed(writer: dict[str, Any]) -> bool:
-    """Whether the Java and every class path entry (Spark's `jars/*`, its conf directory) of a record still exist."""
-    entries = [Path(entry.removesuffix("*")) for entry in str(writer["classpath"]).split(os.pathsep) if entry]
-    return Path(writer["java"]).exists() and all(entry.exists() for entry in entries)
+    """Whether the Java and the jars of a record's class path still exist. Its directories are not judged: Spark
+    puts its conf directory on the class path whether or not there is one (pip's pyspark has none)."""
+    entries = [entry for entry in str(writer["classpath"]).split(os.pathsep) if entry.endswith((".jar", "*"))]
+    return Path(writer["java"]).exists() and all(Path(entry.removesuffix("*")).exists() for entry in entries)
 
 
 def _age(path: Path) -> float:
