@@ -25,9 +25,11 @@ print("args", " ".join(jvm.java.lang.management.ManagementFactory.getRuntimeMXBe
 """
 
 
-def _session(cache: Path) -> dict[str, str]:
+def _session(cache: Path, conf_dir: Path | None = None) -> dict[str, str]:
     environment = {**os.environ, "XDG_CACHE_HOME": str(cache)}
     environment.pop("KAFKA_SQL_CLASS_CACHE", None)
+    if conf_dir is not None:
+        environment["SPARK_CONF_DIR"] = str(conf_dir)
     done = subprocess.run([sys.executable, "-c", _SESSION], capture_output=True, text=True, timeout=300,
                           env=environment, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -50,7 +52,13 @@ def test_the_first_run_writes_the_archive_and_later_runs_start_with_it(tmp_path:
     assert "-Xlog:cds*=off" in first["args"]  # Java's notes on classes it cannot archive stay out of the output
     _gone(int(first["pid"]))
 
-    second = _session(cache)
+    # An administrator's driver options in spark-defaults.conf are kept beside the archive's, and come last.
+    conf_dir = tmp_path / "conf"
+    conf_dir.mkdir()
+    (conf_dir / "spark-defaults.conf").write_text("spark.driver.defaultJavaOptions  -Dsite.option=kept\n")
+    second = _session(cache, conf_dir)
+    kept = second["args"].find("-Dsite.option=kept")
+    assert kept > second["args"].index("-XX:SharedArchiveFile=") > second["args"].index("-XX:Tier4BackEdgeThreshold=")
     archives = list(jvm_dir.glob("*.jsa"))
     assert [a.name for a in archives if "pending" not in a.name] == [a.name for a in archives]
     assert len(archives) == 1

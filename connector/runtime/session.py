@@ -186,14 +186,37 @@ def _prepare_environment(master: str) -> None:
 
 
 def _settings(master: str, app_name: str, java_options: str | None) -> dict[str, str]:
-    # The driver JVM's options go on spark-submit's command line; a user's spark.driver.extraJavaOptions follow them.
-    options = f"{JIT_OPTIONS} {java_options}" if java_options else JIT_OPTIONS
+    # The driver JVM's options go on spark-submit's command line, which replaces spark-defaults.conf's value of the
+    # same key: an administrator's options are kept by putting them after ours (the JVM takes the last of an option
+    # given twice), and a user's spark.driver.extraJavaOptions follow all of them.
+    options = " ".join(o for o in (JIT_OPTIONS, java_options, _administrators_java_options()) if o)
     return {
         "spark.master": master,
         "spark.app.name": app_name,
         **SESSION_CONF,
         "spark.driver.defaultJavaOptions": options,
     }
+
+
+def _administrators_java_options() -> str | None:
+    """`spark.driver.defaultJavaOptions` from the spark-defaults.conf spark-submit reads ($SPARK_CONF_DIR, else
+    $SPARK_HOME/conf, else the pyspark package's conf), where Spark intends administrators to set it."""
+    import javaproperties
+
+    conf_dir = os.environ.get("SPARK_CONF_DIR")
+    if conf_dir is None:
+        home = os.environ.get("SPARK_HOME")
+        if home is None:
+            import pyspark
+
+            home = str(Path(pyspark.__file__).parent)
+        conf_dir = os.path.join(home, "conf")
+    try:
+        text = Path(conf_dir, "spark-defaults.conf").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    value = javaproperties.loads(text).get("spark.driver.defaultJavaOptions", "").strip()
+    return value or None
 
 
 def _add_driver_jars(jvm: Any, jars: Sequence[Path]) -> None:
