@@ -98,16 +98,23 @@ def reader_decoded(tbl: Table, payloads: Sequence[str | bytes | None]) -> list[A
     return [None] * len(values) if decoded is None else decoded.to_pylist()
 
 
-def outcome(spark: SparkSession, tbl: Table, payloads: Sequence[str | bytes | None], by_reader: bool) -> Any:
-    """(rows, malformed count) of the batch `payloads`, or the error that failed the query; `by_reader`: with what
-    the reader decodes, else all decoded by Spark."""
+def outcome(
+    spark: SparkSession,
+    tbl: Table,
+    payloads: Sequence[str | bytes | None],
+    by_reader: bool,
+    keys: Sequence[bytes | None] | None = None,
+) -> Any:
+    """(rows, malformed count) of the batch `payloads` (with `keys`), or the error that failed the query;
+    `by_reader`: with what the reader decodes, else all decoded by Spark."""
     structs = reader_decoded(tbl, payloads)
     # as the reader sends them: a decoded record's payload is left empty
     values = [
         b"" if by_reader and fields is not None else _bytes(p) for p, fields in zip(payloads, structs, strict=True)
     ]
     rows: list[tuple[Any, ...]] = [
-        (None, v, "orders", 0, offset, STAMP, "CreateTime", [], 0, structs[offset]) for offset, v in enumerate(values)
+        (keys[offset] if keys else None, v, "orders", 0, offset, STAMP, "CreateTime", [], 0, structs[offset])
+        for offset, v in enumerate(values)
     ]
     frame = spark.createDataFrame(rows, source_schema(reader_fields(tbl)))
     if not by_reader:
@@ -146,6 +153,21 @@ def test_a_batch_needing_flinks_rules_is_left_to_spark(spark: SparkSession, case
     batch = [PLAIN[0], NEEDS_SPARK[case], PLAIN[1]]
     assert reader_decoded(tbl, batch) == [None, None, None]
     assert outcome(spark, tbl, batch, by_reader=True) == outcome(spark, tbl, batch, by_reader=False)
+
+
+def test_the_key_is_decoded_for_the_rows_whose_value_the_reader_decoded(spark: SparkSession) -> None:
+    sql = (
+        "CREATE TABLE orders (k STRING, id INT, name STRING) WITH ('connector' = 'kafka', 'topic' = 'orders', "
+        "'properties.bootstrap.servers' = 'localhost:9092', 'key.format' = 'json', 'key.fields' = 'k', "
+        "'value.format' = 'json', 'value.fields-include' = 'EXCEPT_KEY');"
+    )
+    tbl = load_text(sql, "orders.sql").pipeline.table("orders")
+    assert tbl is not None
+    payloads, keys = ['{"id": 1, "name": "Ann"}', '{"id": 2, "name": "Bob"}'], [b'{"k": "a"}', b'{"k": "b"}']
+    assert None not in reader_decoded(tbl, payloads)
+    rows, malformed = outcome(spark, tbl, payloads, by_reader=True, keys=keys)
+    assert (rows, malformed) == outcome(spark, tbl, payloads, by_reader=False, keys=keys)
+    assert [(r["k"], r["id"], r["name"]) for r in rows] == [("a", 1, "Ann"), ("b", 2, "Bob")]
 
 
 def test_fail_on_missing_field_and_other_types_are_decoded_by_spark_only() -> None:

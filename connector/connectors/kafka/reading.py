@@ -43,6 +43,8 @@ from connector.formats.payload import Decoded, PayloadFormat
 from connector.runtime import data_sources
 from connector.sql.catalog import ColumnKind, Table
 
+_BY_READER = "__value_by_reader"  # the reader decoded the row's value (DECODED_VALUE is not NULL)
+
 # ---------------------------------------------------------------------------------------------------------
 # Kafka
 # ---------------------------------------------------------------------------------------------------------
@@ -153,10 +155,14 @@ def kafka_rows(
         prepared.update(key_fmt.codec.prepare(F.col("key"), key_fmt, "__key"))
     if prepared:
         raw = raw.select("*", *[column.alias(name) for name, column in prepared.items()])
-    by_reader = F.col(DECODED_VALUE).isNotNull() if decoded_by_reader else F.lit(False)
+    by_reader = F.col(_BY_READER) if decoded_by_reader else F.lit(False)
+    payload = F.col("value")
+    if decoded_by_reader:  # computed in Spark's generated code, before the generator that decodes the others
+        raw = raw.select("*", F.col(DECODED_VALUE).isNotNull().alias(_BY_READER))
+        payload = F.when(~by_reader, payload)
     # A value the reader decoded is not decoded again: the Spark side sees a NULL payload (one NULL record).
-    payload = F.when(~by_reader, F.col("value")) if decoded_by_reader else F.col("value")
-    frame, decoded = formats.staged(raw, formats.records(payload, value_fmt), decode_record)
+    records = formats.records(payload, value_fmt)
+    frame, decoded = formats.staged(raw, records, decode_record, by_reader if decoded_by_reader else None)
     value, key = decoded[0], (decoded[1] if key_fmt is not None else None)
     if decoded_by_reader:
         value = _or_decoded_by_reader(value, value_fmt, by_reader)
