@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
+from pyspark.errors import PySparkException
 
 from connector.connectors.kafka.commit import commit_offsets_now
 from connector.connectors.kafka.errors import DataLossError
 from connector.connectors.kafka.offsets import to_json
 from connector.connectors.kafka.reader import KafkaInputPartition, close_cached_consumers, read_partition, reader_config
 from connector.connectors.kafka.records import END_OF_INPUT_OFFSET, MAX_BATCH_RECORDS
-from connector.connectors.kafka.settings import SourceSettings
+from connector.connectors.kafka.settings import RECORD_COLUMNS, SourceSettings
 from connector.connectors.kafka.source import KafkaSource
 from connector.dev import broker
 
@@ -165,6 +166,32 @@ def test_earliest_offset_reads_every_record_with_its_metadata(
             "leader_epoch": 0,
         },
     ]
+
+
+def test_a_reader_asked_for_some_optional_columns_reads_only_those(
+    source: SparkSession,
+    kafka_bootstrap: str,
+    topic_factory: Callable[..., str],
+    produce: Produce,
+    tmp_path: Path,
+) -> None:
+    """kafka-sql's engine asks for the optional columns its table reads: the others are not built at all."""
+    topic = topic_factory(partitions=1)
+    produce(topic, [(b"k1", b"a", 0, 1_700_000_000_123, [("h1", b"x")]), (None, b"b", 0, 1_700_000_001_000, None)])
+    asked = {"scan.startup.mode": "earliest-offset", RECORD_COLUMNS: "headers,timestamp"}
+    query = Query(source, options(kafka_bootstrap, topic, **asked), tmp_path)
+    query.finish()
+    located = {"topic": topic, "partition": 0}
+    assert [row.asDict() for row in sorted(query.rows, key=lambda r: r.offset)] == [
+        {"value": bytearray(b"a"), **located, "offset": 0, "timestamp": datetime(2023, 11, 14, 22, 13, 20, 123000),
+         "headers": [_header("h1", b"x")]},
+        {"value": bytearray(b"b"), **located, "offset": 1, "timestamp": datetime(2023, 11, 14, 22, 13, 21),
+         "headers": []},
+    ]  # fmt: skip
+
+    unknown = options(kafka_bootstrap, topic, **{**asked, RECORD_COLUMNS: "key,epoch"})
+    with pytest.raises(PySparkException, match="unknown columns epoch; the optional columns are key, timestamp, "):
+        source.readStream.format("flink-kafka").options(**unknown).load()
 
 
 def _header(key: str, value: bytes | None) -> Any:

@@ -123,7 +123,9 @@ def read_partition(settings: SourceSettings, partition: KafkaInputPartition) -> 
             yield from _read_range(consumer, settings, partition)
             consumer.unassign()  # no prefetching (memory, fetch requests) while the consumer waits for a task
         if partition.end_of_input:
-            yield end_of_input_batch(partition.topic, partition.partition, settings.value_json_fields)
+            yield end_of_input_batch(
+                partition.topic, partition.partition, settings.value_json_fields, settings.record_columns
+            )
     except BaseException:
         _CONSUMERS.pop(key, None)  # unknown state after an error: start the next task afresh
         consumer.close()
@@ -140,7 +142,7 @@ def _read_range(consumer: Consumer, settings: SourceSettings, part: KafkaInputPa
     the range is done when a record at or beyond `end`, or the end of the log at or beyond `end`, is seen.
     """
     consumer.assign([KafkaTopicPartition(part.topic, part.partition, part.start)])
-    batch = RecordBuffer(part.topic, part.partition, settings.value_json_fields)
+    batch = RecordBuffer(part.topic, part.partition, settings.value_json_fields, settings.record_columns)
     position = part.start
     timeout = settings.poll_timeout_ms / 1000.0
     deadline = time.monotonic() + timeout

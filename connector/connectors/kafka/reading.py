@@ -14,7 +14,7 @@ from pyspark.sql.types import (
 from connector.connectors import registry
 from connector.connectors.kafka.options import KafkaOptions
 from connector.connectors.kafka.records import DECODED_VALUE
-from connector.connectors.kafka.settings import VALUE_JSON_FIELDS
+from connector.connectors.kafka.settings import RECORD_COLUMNS, VALUE_JSON_FIELDS
 from connector.connectors.kafka.source import KafkaSource
 from connector.connectors.reading import (
     DELETED,
@@ -69,6 +69,13 @@ _KAFKA_METADATA: dict[str, Callable[[], Column]] = {
     "leader-epoch": lambda: F.col("leader_epoch"),
     "headers": _kafka_headers,
 }
+# The source's optional columns (`records.OPTIONAL_COLUMNS`) each metadata key reads.
+_METADATA_COLUMNS = {
+    "timestamp": "timestamp",
+    "timestamp-type": "timestamp_type",
+    "leader-epoch": "leader_epoch",
+    "headers": "headers",
+}
 
 
 def _require_value_format(table: Table) -> PayloadFormat:
@@ -120,10 +127,22 @@ def read(spark: SparkSession, table: Table, malformed_rows: bool, end_of_input: 
     reader_fields = value_fmt.codec.reader_fields(value_fmt)
     if reader_fields:
         source_options[VALUE_JSON_FIELDS] = json_arrow.fields_option(reader_fields)
+    source_options[RECORD_COLUMNS] = ",".join(_record_columns(table, malformed_rows))
     raw = spark.readStream.format(KafkaSource.name()).options(**source_options).load()
     return kafka_rows(
         raw, table, malformed_rows=malformed_rows, end_of_input=end_of_input, decoded_by_reader=bool(reader_fields)
     )
+
+
+def _record_columns(table: Table, malformed_rows: bool) -> list[str]:
+    """The source's optional columns `kafka_rows` reads for `table`: the key when a key format decodes it or
+    malformed records are collected, and those its metadata columns read."""
+    key_fmt = PayloadFormat.of(table, "key")
+    needed = {"key"} if (key_fmt is not None and key_fmt.fields) or malformed_rows else set()
+    for column in source_columns(table):
+        if column.kind is ColumnKind.METADATA and (column.metadata_key or column.name) in _METADATA_COLUMNS:
+            needed.add(_METADATA_COLUMNS[column.metadata_key or column.name])
+    return sorted(needed)
 
 
 def kafka_rows(

@@ -58,21 +58,37 @@ MAX_BATCH_BYTES = 4 * 1024 * 1024
 RecordHeaders = list[tuple[str, bytes | None]] | None
 
 
-def source_schema(value_json_fields: str | None) -> StructType:
-    """The source's schema: SCHEMA, and the decoded value fields when the reader decodes them."""
+# SCHEMA's columns a reader may leave out when asked to (the others locate a record, or hold its value): kafka-sql's
+# engine asks for those its table reads, since every column of every record costs the reader building it and the
+# JVM copying it into Spark's rows (a fifth of the JVM's time in a JSON pipeline, measured with JFR).
+OPTIONAL_COLUMNS = ("key", "timestamp", "timestamp_type", "headers", "leader_epoch")
+
+
+def source_schema(value_json_fields: str | None, columns: tuple[str, ...] | None = None) -> StructType:
+    """The source's schema: SCHEMA (of its OPTIONAL_COLUMNS only `columns`, if given), and the decoded value fields
+    when the reader decodes them."""
+    kept = [f for f in SCHEMA.fields if columns is None or f.name not in OPTIONAL_COLUMNS or f.name in columns]
     if value_json_fields is None:
-        return SCHEMA
+        return StructType(kept)
     decoded = cast(StructType, from_arrow_type(json_arrow.arrow_type(value_json_fields)))
-    return StructType([*SCHEMA.fields, StructField(DECODED_VALUE, decoded)])
+    return StructType([*kept, StructField(DECODED_VALUE, decoded)])
+
+
+@functools.cache
+def _arrow_schema(value_json_fields: str | None, columns: tuple[str, ...] | None) -> pa.Schema:
+    return to_arrow_schema(source_schema(value_json_fields, columns), timezone="UTC")
 
 
 class RecordBuffer:
     """Records read so far, turned into Arrow RecordBatches of the source's schema and bounded size."""
 
-    def __init__(self, topic: str, partition: int, value_json_fields: str | None = None) -> None:
+    def __init__(
+        self, topic: str, partition: int, value_json_fields: str | None = None, columns: tuple[str, ...] | None = None
+    ) -> None:
         self.topic = topic
         self.partition = partition
         self.decoded = json_arrow.arrow_type(value_json_fields) if value_json_fields is not None else None
+        self.schema = _arrow_schema(value_json_fields, columns)
         self.messages: list[Message] = []
         self.sizes: list[np.ndarray] = []  # value sizes of `messages`, one array per extend()
         self.nbytes = 0  # value bytes held
@@ -113,11 +129,16 @@ class RecordBuffer:
         chunk, self.messages = self.messages[:take], self.messages[take:]
         self.sizes = [sizes[take:]] if self.messages else []
         self.nbytes -= int(sizes[:take].sum())
-        return _record_batch(self.topic, self.partition, chunk, sizes[:take], self.decoded)
+        return _record_batch(self.topic, self.partition, chunk, sizes[:take], self.decoded, self.schema)
 
 
 def _record_batch(
-    topic: str, partition: int, messages: list[Message], value_sizes: np.ndarray, decoded: pa.StructType | None
+    topic: str,
+    partition: int,
+    messages: list[Message],
+    value_sizes: np.ndarray,
+    decoded: pa.StructType | None,
+    schema: pa.Schema,
 ) -> pa.RecordBatch:
     """One RecordBatch of records in offset order from one partition, with the least work per record.
 
@@ -132,19 +153,12 @@ def _record_batch(
     count = len(messages)
     types = ARROW_SCHEMA.types
     first, last = messages[0], messages[-1]
-    stamps = list(map(Message.timestamp, messages))  # (type, epoch ms) pairs
-    kinds = np.fromiter(map(itemgetter(0), stamps), dtype=np.int64, count=count)
-    micros = np.fromiter(map(itemgetter(1), stamps), dtype=np.int64, count=count) * 1000
+    names = set(schema.names)
     first_offset = cast(int, first.offset())
     if cast(int, last.offset()) - first_offset == count - 1:
         offsets = np.arange(first_offset, first_offset + count, dtype=np.int64)
     else:
         offsets = np.fromiter(map(Message.offset, messages), dtype=np.int64, count=count)
-    epoch = first.leader_epoch()
-    if epoch == last.leader_epoch():
-        epochs = _fixed(types[8], np.full(count, -1 if epoch is None else epoch, np.int32), epoch is not None)
-    else:
-        epochs = _int32s(list(map(Message.leader_epoch, messages)))
     values = list(map(Message.value, messages))
     fields = json_arrow.decode(cast(list[bytes], values), value_sizes, decoded) if decoded is not None else None
     if fields is not None:  # the payloads are not needed any more: not copied into the JVM
@@ -153,36 +167,47 @@ def _record_batch(
         value_column = _variable(pa.binary(), value_sizes, b"".join(cast(list[bytes], values)))
     else:
         value_column = _binaries(values)
-    columns = [
-        _binaries(list(map(Message.key, messages))),
-        value_column,
-        _repeated(topic.encode(), count),
-        _fixed(types[3], np.full(count, partition, np.int32)),
-        _fixed(types[4], offsets),
-        _fixed(types[5], micros, kinds != TIMESTAMP_NOT_AVAILABLE),
-        _timestamp_type_names().take(_fixed(pa.int64(), kinds)),
-        _headers(cast(list[RecordHeaders], list(map(Message.headers, messages)))),
-        epochs,
-    ]
-    if decoded is None:
-        return pa.RecordBatch.from_arrays(columns, schema=ARROW_SCHEMA)
-    columns.append(fields if fields is not None else pa.nulls(count, decoded))
-    return pa.RecordBatch.from_arrays(columns, schema=_with_decoded(decoded))
+    columns = {
+        "value": value_column,
+        "topic": _repeated(topic.encode(), count),
+        "partition": _fixed(types[3], np.full(count, partition, np.int32)),
+        "offset": _fixed(types[4], offsets),
+    }
+    if "key" in names:
+        columns["key"] = _binaries(list(map(Message.key, messages)))
+    if "timestamp" in names or "timestamp_type" in names:
+        stamps = list(map(Message.timestamp, messages))  # (type, epoch ms) pairs
+        kinds = np.fromiter(map(itemgetter(0), stamps), dtype=np.int64, count=count)
+        micros = np.fromiter(map(itemgetter(1), stamps), dtype=np.int64, count=count) * 1000
+        columns["timestamp"] = _fixed(types[5], micros, kinds != TIMESTAMP_NOT_AVAILABLE)
+        columns["timestamp_type"] = _timestamp_type_names().take(_fixed(pa.int64(), kinds))
+    if "headers" in names:
+        columns["headers"] = _headers(cast(list[RecordHeaders], list(map(Message.headers, messages))))
+    if "leader_epoch" in names:
+        epoch = first.leader_epoch()
+        if epoch == last.leader_epoch():
+            columns["leader_epoch"] = _fixed(
+                types[8], np.full(count, -1 if epoch is None else epoch, np.int32), epoch is not None
+            )
+        else:
+            columns["leader_epoch"] = _int32s(list(map(Message.leader_epoch, messages)))
+    if decoded is not None:
+        columns[DECODED_VALUE] = fields if fields is not None else pa.nulls(count, decoded)
+    return pa.RecordBatch.from_arrays([columns[name] for name in schema.names], schema=schema)
 
 
-def end_of_input_batch(topic: str, partition: int, value_json_fields: str | None = None) -> pa.RecordBatch:
+def end_of_input_batch(
+    topic: str, partition: int, value_json_fields: str | None = None, columns: tuple[str, ...] | None = None
+) -> pa.RecordBatch:
     """The end-of-input row: offset END_OF_INPUT_OFFSET, the partition's topic and partition, NULL elsewhere."""
-    schema = ARROW_SCHEMA if value_json_fields is None else _with_decoded(json_arrow.arrow_type(value_json_fields))
-    columns = [pa.nulls(1, field.type) for field in schema]
-    columns[2] = _repeated(topic.encode(), 1)
-    columns[3] = _fixed(ARROW_SCHEMA.types[3], np.full(1, partition, np.int32))
-    columns[4] = _fixed(ARROW_SCHEMA.types[4], np.full(1, END_OF_INPUT_OFFSET, np.int64))
-    return pa.RecordBatch.from_arrays(columns, schema=schema)
-
-
-@functools.cache
-def _with_decoded(decoded: pa.StructType) -> pa.Schema:
-    return ARROW_SCHEMA.append(pa.field(DECODED_VALUE, decoded))
+    schema = _arrow_schema(value_json_fields, columns)
+    located = {
+        "topic": _repeated(topic.encode(), 1),
+        "partition": _fixed(ARROW_SCHEMA.types[3], np.full(1, partition, np.int32)),
+        "offset": _fixed(ARROW_SCHEMA.types[4], np.full(1, END_OF_INPUT_OFFSET, np.int64)),
+    }
+    arrays = [located.get(field.name, pa.nulls(1, field.type)) for field in schema]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def _fixed(type_: pa.DataType, values: np.ndarray, valid: np.ndarray | bool = True) -> pa.Array:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from connector.connectors.kafka.errors import KafkaSourceError
 from connector.connectors.kafka.java_properties import librdkafka_properties
+from connector.connectors.kafka.records import OPTIONAL_COLUMNS
 
 if TYPE_CHECKING:
     from connector.options.declarations import ConfigOption
@@ -48,8 +49,10 @@ MANAGED_PROPERTIES = frozenset({"group.id", "auto.offset.reset", "enable.auto.co
 NOT_CLIENT_PROPERTIES = (
     FLINK_SOURCE_PROPERTIES | JAVA_ONLY_PROPERTIES | MANAGED_PROPERTIES | {"key.serializer", "value.serializer"}
 )
-# Set by kafka-sql's engine, never by users: the value fields the reader decodes from JSON (`json_arrow`).
+# Set by kafka-sql's engine, never by users: the value fields the reader decodes from JSON (`json_arrow`), and the
+# optional columns (`records.OPTIONAL_COLUMNS`, comma-separated) the reader produces (default: all).
 VALUE_JSON_FIELDS = "kafka-sql.value-json-fields"
+RECORD_COLUMNS = "kafka-sql.record-columns"
 
 
 class StartupMode(Enum):
@@ -120,6 +123,7 @@ class SourceSettings:
     client_id_prefix: str = "flink-kafka-source"
     # kafka-sql's engine only: the value's JSON fields the reader decodes (`connector.formats.json_arrow`)
     value_json_fields: str | None = None
+    record_columns: tuple[str, ...] | None = None  # None: all of them
 
     @property
     def bounded(self) -> bool:
@@ -209,7 +213,21 @@ class SourceSettings:
             read_committed=_isolation_read_committed(properties.get("isolation.level")),
             client_id_prefix=properties.get("client.id.prefix") or group_id or "flink-kafka-source",
             value_json_fields=opts.get(VALUE_JSON_FIELDS),
+            record_columns=_record_columns(opts.get(RECORD_COLUMNS)),
         )
+
+
+def _record_columns(text: str | None) -> tuple[str, ...] | None:
+    if text is None:
+        return None
+    columns = tuple(name.strip() for name in text.split(",") if name.strip())
+    unknown = [name for name in columns if name not in OPTIONAL_COLUMNS]
+    if unknown:
+        raise KafkaSourceError(
+            f"Option '{RECORD_COLUMNS}' names unknown columns {', '.join(unknown)}; "
+            f"the optional columns are {', '.join(OPTIONAL_COLUMNS)}."
+        )
+    return columns
 
 
 def _client_properties(properties: Mapping[str, str]) -> dict[str, str]:

@@ -88,7 +88,8 @@ class KafkaSource(DataSource):
         return "flink-kafka"
 
     def schema(self) -> StructType:
-        return source_schema(self._parsed().value_json_fields)  # bad options fail at load(), not at start()
+        settings = self._parsed()  # bad options fail at load(), not at start()
+        return source_schema(settings.value_json_fields, settings.record_columns)
 
     def _parsed(self) -> SourceSettings:
         """The options, parsed once. Spark pickles this instance after `schema()` (at load()) and hands it to
@@ -100,7 +101,7 @@ class KafkaSource(DataSource):
 
     def _checked(self, schema: StructType) -> SourceSettings:
         settings = self._parsed()
-        expected = source_schema(settings.value_json_fields)
+        expected = source_schema(settings.value_json_fields, settings.record_columns)
         if schema != expected:
             raise KafkaSourceError(
                 f"The flink-kafka source has a fixed schema ({expected.simpleString()}) and cannot be read "
