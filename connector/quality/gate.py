@@ -90,28 +90,36 @@ class _WrittenAtOnce:
         return writing.NOTHING_STAGED
 
 
-_CONSTRAINT_PROPAGATION = "spark.sql.constraintPropagation.enabled"
+# Settings of a gated query's own session (Spark copies a session's settings into a query's session when it starts,
+# so the user's session keeps its own):
+# - constraint propagation off: a gated plan has a rule flag per expectation, each an alias over the source's
+#   filters, and Spark re-derives constraints through every alias of every micro-batch's plans (the streaming
+#   one, and the batch plans in foreachBatch, which take over its constraints): about 100 ms per batch for a
+#   10-rule suite, measured (`bench/quality_gate.py`), the case Spark's documentation of the setting names. It
+#   only infers filters (such as IS NOT NULL before a join); results do not change.
+# - the batch cache (sinks that need the verdicts before writing) without Spark's column encodings: the cache
+#   lives for one batch, and the encodings cost more CPU than the memory they save (measured with a Kafka sink,
+#   500k rows per batch: CPU per batch 1.41-1.49x ungated -> 1.28-1.31x).
+_GATED_QUERY_SETTINGS = {
+    "spark.sql.constraintPropagation.enabled": "false",
+    "spark.sql.inMemoryColumnarStorage.compressed": "false",
+}
 
 
 @contextmanager
-def planned_without_constraints(spark: SparkSession) -> Iterator[None]:
-    """Queries started inside plan without constraint propagation; `spark`'s own setting is restored after.
-
-    A gated query's plan has a rule flag per expectation, each an alias over the source's filters, and Spark
-    re-derives constraints through every alias of every micro-batch's plans (the streaming one, and the
-    batch plans in foreachBatch, which take over its constraints): about 100 ms per batch for a 10-rule
-    suite, measured (`bench/quality_gate.py`), the case Spark's documentation of the setting names. It only
-    infers filters (such as IS NOT NULL before a join); results do not change. Spark copies a session's
-    settings into a query's own session when it starts, so only the gated query is affected."""
-    previous = spark.conf.get(_CONSTRAINT_PROPAGATION, None)
-    spark.conf.set(_CONSTRAINT_PROPAGATION, "false")
+def gated_query_settings(spark: SparkSession) -> Iterator[None]:
+    """Queries started inside run with `_GATED_QUERY_SETTINGS`; `spark`'s own settings are restored after."""
+    previous = {key: spark.conf.get(key, None) for key in _GATED_QUERY_SETTINGS}
+    for key, value in _GATED_QUERY_SETTINGS.items():
+        spark.conf.set(key, value)
     try:
         yield
     finally:
-        if previous is None:
-            spark.conf.unset(_CONSTRAINT_PROPAGATION)
-        else:
-            spark.conf.set(_CONSTRAINT_PROPAGATION, previous)
+        for key, kept in previous.items():
+            if kept is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, kept)
 
 
 def for_query(pipeline: Pipeline, query: QueryPlan, root: Path) -> QualityGate | None:
@@ -227,10 +235,7 @@ class QualityGate:
             if not any(r.action is Action.FAIL or not (r.row_level or r.action is Action.KEEP) for r in self.rules):
                 self._check_staged(batch, batch_id, _WrittenAtOnce(write), started)
                 return
-        # The cache lives for this batch only: Spark's column encodings would cost more CPU than the memory they
-        # save (measured with a Kafka sink, 500k rows per batch: CPU per batch 1.41-1.49x ungated -> 1.28-1.31x).
-        # `batch`'s session is the query's own (a clone), so the user's session keeps its setting.
-        batch.sparkSession.conf.set("spark.sql.inMemoryColumnarStorage.compressed", "false")
+        # kept uncompressed for this batch only (`_GATED_QUERY_SETTINGS`)
         cached = batch.persist(StorageLevel.MEMORY_AND_DISK)
         self._results.ask_positions(batch, batch_id)
         try:

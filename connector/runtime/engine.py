@@ -280,7 +280,7 @@ def start_query(
         writer = writer.trigger(processingTime=query.trigger["processingTime"])
     if gate is None:
         return writing.start(frame, query.sink, writer, query.output_mode, checkpoint=checkpoint)
-    with quality_gate.planned_without_constraints(spark):
+    with quality_gate.gated_query_settings(spark):
         return writing.start(frame, query.sink, writer, query.output_mode, gate, checkpoint=checkpoint)
 
 

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.live import Live
@@ -29,6 +29,9 @@ from connector.runtime.session import JvmLaunch, spark_session
 from connector.runtime.spark_jars import package_jars
 from connector.secrets import SecretMaskingFilter, is_secret_key
 from connector.sql.frontend import compile_file
+
+if TYPE_CHECKING:
+    from pyspark.sql.streaming import StreamingQueryManager
 
 log = logging.getLogger(__name__)
 console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -258,7 +261,7 @@ def _run_file(path: Path, options: RunOptions) -> int:
         console.print(f"[red]cannot start the pipeline[/red]: {_short(str(err))}", highlight=False)
         return EXIT_FAILED
     try:
-        failures = _monitor(running, options, lambda: stop_requested)
+        failures = _monitor(spark.streams, running, options, lambda: stop_requested)
     finally:
         signal.signal(signal.SIGINT, previous)
         for r in running:
@@ -271,20 +274,27 @@ def _run_file(path: Path, options: RunOptions) -> int:
     return EXIT_FAILED if failures else EXIT_OK
 
 
-def _wait(running: list[engine.RunningQuery], done: dict[str, str], seconds: float) -> None:
-    """Until the next look: `seconds`, or less when the first query still running ends (a bounded run exits as
-    soon as its last batch is committed, not at the next tick)."""
+def _wait(
+    streams: StreamingQueryManager, running: list[engine.RunningQuery], done: dict[str, str], seconds: float
+) -> None:
+    """Until the next look: `seconds`, or less when any query still running ends (a bounded run exits as soon
+    as its last batch is committed, not at the next tick). The session's queries are the pipeline's own."""
     active = [r for r in running if r.plan.name not in done]
     if not active:
         time.sleep(seconds)
         return
+    streams.resetTerminated()  # the ends already seen; one after the look above is seen below through isActive
+    if not all(r.query.isActive for r in active):
+        return
     try:
-        active[0].query.awaitTermination(seconds)  # type: ignore[arg-type]  # pyspark takes seconds as a float
+        streams.awaitAnyTermination(seconds)  # type: ignore[arg-type]  # pyspark takes seconds as a float
     except Exception:  # a failed query raises here; the next look reports it from exception()
-        log.debug("query %s ended with a failure", active[0].plan.name)
+        log.debug("a query ended with a failure")
 
 
-def _monitor(running: list[engine.RunningQuery], options: RunOptions, stop_requested: Any) -> list[str]:
+def _monitor(
+    streams: StreamingQueryManager, running: list[engine.RunningQuery], options: RunOptions, stop_requested: Any
+) -> list[str]:
     """Watch the queries until all finish, one fails, a limit is reached or a stop is requested; then print
     what each query did (batches, records, malformed records skipped)."""
     started = time.monotonic()
@@ -336,7 +346,7 @@ def _monitor(running: list[engine.RunningQuery], options: RunOptions, stop_reque
                     if last_lines.get(r.plan.name) != line:
                         last_lines[r.plan.name] = line
                         console.print(line, markup=False)
-            _wait(running, done, 0.5)
+            _wait(streams, running, done, 0.5)
         stopping = [r for r in running if r.plan.name not in done]
         stop_all_cleanly(stopping)
         for r in running:

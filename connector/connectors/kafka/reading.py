@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -13,7 +14,7 @@ from pyspark.sql.types import (
 
 from connector.connectors import registry
 from connector.connectors.kafka.options import KafkaOptions
-from connector.connectors.kafka.records import DECODED_VALUE
+from connector.connectors.kafka.records import DECODED_VALUE, OPTIONAL_COLUMNS
 from connector.connectors.kafka.settings import RECORD_COLUMNS, VALUE_JSON_FIELDS
 from connector.connectors.kafka.source import KafkaSource
 from connector.connectors.reading import (
@@ -60,21 +61,20 @@ def _kafka_headers() -> Column:
     return F.map_from_entries(last)
 
 
-_KAFKA_METADATA: dict[str, Callable[[], Column]] = {
-    "topic": lambda: F.col("topic"),
-    "partition": lambda: F.col("partition"),
-    "offset": lambda: F.col("offset"),
-    "timestamp": lambda: F.col("timestamp"),
-    "timestamp-type": lambda: F.col("timestamp_type"),
-    "leader-epoch": lambda: F.col("leader_epoch"),
-    "headers": _kafka_headers,
-}
-# The source's optional columns (`records.OPTIONAL_COLUMNS`) each metadata key reads.
+# The source's column each metadata key reads; the optional ones (`records.OPTIONAL_COLUMNS`) are built only for
+# tables that read them (`_record_columns`).
 _METADATA_COLUMNS = {
+    "topic": "topic",
+    "partition": "partition",
+    "offset": "offset",
     "timestamp": "timestamp",
     "timestamp-type": "timestamp_type",
     "leader-epoch": "leader_epoch",
     "headers": "headers",
+}
+_KAFKA_METADATA: dict[str, Callable[[], Column]] = {
+    **{key: functools.partial(F.col, column) for key, column in _METADATA_COLUMNS.items()},
+    "headers": _kafka_headers,
 }
 
 
@@ -140,9 +140,9 @@ def _record_columns(table: Table, malformed_rows: bool) -> list[str]:
     key_fmt = PayloadFormat.of(table, "key")
     needed = {"key"} if (key_fmt is not None and key_fmt.fields) or malformed_rows else set()
     for column in source_columns(table):
-        if column.kind is ColumnKind.METADATA and (column.metadata_key or column.name) in _METADATA_COLUMNS:
-            needed.add(_METADATA_COLUMNS[column.metadata_key or column.name])
-    return sorted(needed)
+        if column.kind is ColumnKind.METADATA:
+            needed.add(_METADATA_COLUMNS.get(column.metadata_key or column.name, ""))
+    return sorted(needed & set(OPTIONAL_COLUMNS))
 
 
 def kafka_rows(
