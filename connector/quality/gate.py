@@ -235,7 +235,7 @@ class QualityGate:
             if not any(r.action is Action.FAIL or not (r.row_level or r.action is Action.KEEP) for r in self.rules):
                 self._check_staged(batch, batch_id, _WrittenAtOnce(write), started)
                 return
-        # kept uncompressed for this batch only (`_GATED_QUERY_SETTINGS`)
+        # the cache lives for this batch; it is kept without column encodings (`_GATED_QUERY_SETTINGS`)
         cached = batch.persist(StorageLevel.MEMORY_AND_DISK)
         self._results.ask_positions(batch, batch_id)
         try:

@@ -141,8 +141,10 @@ def _record_columns(table: Table, malformed_rows: bool) -> list[str]:
     needed = {"key"} if (key_fmt is not None and key_fmt.fields) or malformed_rows else set()
     for column in source_columns(table):
         if column.kind is ColumnKind.METADATA:
-            needed.add(_METADATA_COLUMNS.get(column.metadata_key or column.name, ""))
-    return sorted(needed & set(OPTIONAL_COLUMNS))
+            read = _METADATA_COLUMNS.get(column.metadata_key or column.name)
+            if read in OPTIONAL_COLUMNS:
+                needed.add(read)
+    return sorted(needed)
 
 
 def kafka_rows(
