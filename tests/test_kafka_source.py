@@ -19,6 +19,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 from pyspark.errors import PySparkException
 
+from connector.connectors.kafka import reader
 from connector.connectors.kafka.commit import commit_offsets_now
 from connector.connectors.kafka.errors import DataLossError
 from connector.connectors.kafka.offsets import to_json
@@ -798,6 +799,22 @@ def test_one_cached_reader_reads_consecutive_ranges_of_different_partitions(
     assert read[0] == [(0, offset, 2 * offset) for offset in range(3_000)]
     assert read[1] == [(1, offset, 2 * offset + 1) for offset in range(3_000)]
     assert read[2] == [(0, offset, 2 * offset) for offset in range(1_000, 2_000)]
+
+
+def test_one_cached_reader_reads_a_topic_new_to_it(kafka_bootstrap: str, topic_factory: Callable[..., str]) -> None:
+    """A worker's consumer reads the next pipeline's topic (a test session runs many pipelines in one worker)."""
+    topics = [topic_factory(), topic_factory()]
+    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+    for topic in topics:
+        for i in range(3):
+            producer.produce(topic, value=f"{topic}-{i}".encode(), partition=0)
+    producer.flush(60)
+    close_cached_consumers()
+    read = [
+        [row["value"] for batch in _read(kafka_bootstrap, topic, 0, 3) for row in batch.to_pylist()] for topic in topics
+    ]
+    assert read == [[f"{topic}-{i}".encode() for i in range(3)] for topic in topics]
+    assert [sorted(cached.topics) for cached in reader._CONSUMERS.values()] == [sorted(topics)]
 
 
 def test_reader_fetch_settings_can_be_overridden_with_properties() -> None:
