@@ -301,9 +301,20 @@ def staged(
     decoded_before: Column | None = None,
 ) -> tuple[DataFrame, list[Decoded]]:
     """`frame` with one row per element of `records` (an ARRAY column) plus the `stage` columns of the
-    decoders `decode_record` builds for one element. A row where `decoded_before` (a BOOLEAN column) is true,
-    whose payload was decoded already, gives one row whose stage is that of a NULL record, and `records` is not
-    evaluated for it.
+    decoders `decode_record` builds for one element (`stage`'s generator)."""
+    generated, decoded = stage(records, decode_record, decoded_before)
+    return frame.select("*", F.inline(generated)), decoded
+
+
+def stage(
+    records: Column,
+    decode_record: Callable[[Column], Sequence[Decoded]],
+    decoded_before: Column | None = None,
+) -> tuple[Column, list[Decoded]]:
+    """The generator (for `F.inline`) of one row per element of `records` (an ARRAY column) with the `stage`
+    columns of the decoders `decode_record` builds for one element, and those decoders. A row where
+    `decoded_before` (a BOOLEAN column) is true, whose payload was decoded already, gives one row whose stage is
+    that of a NULL record, and `records` is not evaluated for it.
 
     The stage is computed inside a generator (`inline`): Spark pushes filters down through projections,
     inlining their expressions, but never below a generator's outputs, so each payload is parsed once
@@ -321,8 +332,7 @@ def staged(
     generated = F.transform(records, stage_of)
     if decoded_before is not None:
         generated = F.when(decoded_before, F.array(stage_of(F.lit(None).cast(StringType())))).otherwise(generated)
-    frame = frame.select("*", F.inline(generated))
-    return frame, list(built[0])
+    return generated, list(built[0])
 
 
 def failure(fmt: PayloadFormat, problem: Column, origin: Column) -> Column:
