@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
@@ -21,7 +22,7 @@ from pyspark.errors import PySparkException
 
 from connector.connectors.kafka import reader
 from connector.connectors.kafka.commit import commit_offsets_now
-from connector.connectors.kafka.errors import DataLossError
+from connector.connectors.kafka.errors import DataLossError, KafkaSourceError
 from connector.connectors.kafka.offsets import to_json
 from connector.connectors.kafka.reader import KafkaInputPartition, close_cached_consumers, read_partition, reader_config
 from connector.connectors.kafka.records import END_OF_INPUT_OFFSET, MAX_BATCH_RECORDS
@@ -815,6 +816,21 @@ def test_one_cached_reader_reads_a_topic_new_to_it(kafka_bootstrap: str, topic_f
     ]
     assert read == [[f"{topic}-{i}".encode() for i in range(3)] for topic in topics]
     assert [sorted(cached.topics) for cached in reader._CONSUMERS.values()] == [sorted(topics)]
+
+
+def test_a_read_from_a_broker_that_cannot_be_reached_fails_after_one_poll_timeout() -> None:
+    """The reader's metadata request for a new topic counts against the read's 'scan.poll-timeout'.
+
+    Before, a read whose broker was down waited for the metadata request, then for a whole poll timeout more.
+    """
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        unreachable = f"127.0.0.1:{closed.getsockname()[1]}"
+        started = time.monotonic()
+        timed_out = r"Timed out after 3s reading topic 'orders' partition 0 at offset 0"
+        with pytest.raises(KafkaSourceError, match=timed_out):
+            list(_read(unreachable, "orders", 0, 3, **{"scan.poll-timeout": "3 s"}))
+    assert time.monotonic() - started < 2 * 3
 
 
 def test_reader_fetch_settings_can_be_overridden_with_properties() -> None:

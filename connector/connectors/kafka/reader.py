@@ -73,7 +73,8 @@ class _CachedConsumer:
         A consumer that already runs learns a newly assigned topic's leaders only at librdkafka's next
         one-second topic scan: the first records of a new topic came 0.6-1.0 s after the assignment, against
         3 ms after this request (measured; each pipeline a test session runs reads new topics). A failed
-        request is left to the read, which names the topic, partition and offset when it times out.
+        request is left to the read, which names the topic, partition and offset when it times out; the time
+        it took counts against the read's 'scan.poll-timeout' (see `read_partition`).
         """
         if topic in self.topics:
             return
@@ -146,8 +147,9 @@ def read_partition(settings: SourceSettings, partition: KafkaInputPartition) -> 
     gc.disable()
     try:
         if partition.start < partition.end:
+            started = time.monotonic()  # a broker that cannot be reached fails the read after one poll timeout
             cached.know(partition.topic, min(settings.poll_timeout_ms / 1000.0, REQUEST_TIMEOUT_SECONDS))
-            yield from _read_range(consumer, settings, partition)
+            yield from _read_range(consumer, settings, partition, started)
             consumer.unassign()  # no prefetching (memory, fetch requests) while the consumer waits for a task
         if partition.end_of_input:
             yield end_of_input_batch(
@@ -162,17 +164,20 @@ def read_partition(settings: SourceSettings, partition: KafkaInputPartition) -> 
             gc.enable()
 
 
-def _read_range(consumer: Consumer, settings: SourceSettings, part: KafkaInputPartition) -> Iterator[pa.RecordBatch]:
+def _read_range(
+    consumer: Consumer, settings: SourceSettings, part: KafkaInputPartition, started: float
+) -> Iterator[pa.RecordBatch]:
     """Records [start, end) in Arrow batches of bounded size; stops when the position reaches `end`.
 
     Offsets may have gaps (compaction, transaction markers, aborted records under read_committed), so
     the range is done when a record at or beyond `end`, or the end of the log at or beyond `end`, is seen.
+    Until the first records come, 'scan.poll-timeout' counts from `started`; then from the last records.
     """
     consumer.assign([KafkaTopicPartition(part.topic, part.partition, part.start)])
     batch = RecordBuffer(part.topic, part.partition, settings.value_json_fields, settings.record_columns)
     position = part.start
     timeout = settings.poll_timeout_ms / 1000.0
-    deadline = time.monotonic() + timeout
+    deadline = started + timeout
     while position < part.end:
         wanted = min(CONSUME_RECORDS, batch.room(part.end - position))
         messages = consumer.consume(num_messages=wanted, timeout=min(1.0, timeout))
