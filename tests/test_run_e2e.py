@@ -512,6 +512,21 @@ def test_a_generator_reports_the_rows_it_made(
 
 
 @pytest.mark.slow
+def test_a_session_without_pinned_threads_is_refused_with_what_to_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sinks and the gate read their query's id in foreachBatch, which works only with pinned threads."""
+    sql = tmp_path / "generated.sql"
+    sql.write_text(GENERATED)
+    monkeypatch.setenv("PYSPARK_PIN_THREAD", "false")  # for the subprocess only: this session's JVM is running
+    result = run_subprocess(sql, tmp_path / "checkpoints")
+    assert result.code == 1, result.err
+    assert "cannot start the pipeline: kafka-sql needs pyspark's pinned-thread mode (its default)" in result.err
+    assert "PYSPARK_PIN_THREAD='false': unset PYSPARK_PIN_THREAD" in result.err
+    assert_readable(result.err)
+
+
+@pytest.mark.slow
 def test_a_gated_query_reports_each_record_read_once(
     spark: SparkSession,
     kafka_bootstrap: str,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -334,6 +335,7 @@ def start_all(
 ) -> list[RunningQuery]:
     """Start every planned query; on a failure, stop those already started and re-raise. `pipeline` (the
     catalog the plan was built from) is needed when a sink has data-quality expectations."""
+    _require_pinned_threads(spark)
     for key, value in plan.spark_conf.items():
         spark.conf.set(key, value)
     register_functions(spark, plan.functions)
@@ -347,6 +349,21 @@ def start_all(
             r.query.stop()
         raise
     return running
+
+
+def _require_pinned_threads(spark: SparkSession) -> None:
+    """The sinks and the quality gate read their streaming query's id from the local properties of the JVM thread
+    that runs the micro-batch; its foreachBatch call sees them only through py4j's pinned threads (a ClientServer
+    gateway, pyspark's default). With PYSPARK_PIN_THREAD=false the first batch failed with "Invalid UUID string"."""
+    from py4j.clientserver import ClientServer
+
+    context = spark.sparkContext if getattr(spark, "_jsparkSession", None) is not None else None  # not Connect
+    if context is not None and not isinstance(context._gateway, ClientServer):
+        raise RuntimeError(
+            "kafka-sql needs pyspark's pinned-thread mode (its default), but this Spark session's JVM was started "
+            f"with PYSPARK_PIN_THREAD={os.environ.get('PYSPARK_PIN_THREAD', '')!r}: unset PYSPARK_PIN_THREAD "
+            "(or set it to 'true') and start the session again."
+        )
 
 
 def _gate(pipeline: Pipeline | None, query: QueryPlan, root: Path) -> QualityGate | None:
