@@ -31,6 +31,7 @@ from connector.runtime.python_launcher import python_executable
 # first 1,000 are decoded, not 10,000 (Spark's default; the first output of a bounded run of 100k records 9.7 ->
 # 8.6 s measured, the same rate at 1M).
 ARROW_BATCH_RECORDS = 1_000
+DATAFRAME_DEBUGGING = "spark.python.sql.dataFrameDebugging.enabled"
 # Settings every `kafka-sql run` session starts with.
 SESSION_CONF = {
     "spark.sql.shuffle.partitions": "4",
@@ -44,6 +45,10 @@ SESSION_CONF = {
     # a run about 1.5 s loading its data (measured: first tasks 5.9 -> 4.2 s).
     "spark.sql.icu.caseMappings.enabled": "false",
     "spark.sql.execution.arrow.maxRecordsPerBatch": str(ARROW_BATCH_RECORDS),
+    # pyspark's DataFrame debugging sends the Python call site of every Column function to the JVM (about ten py4j
+    # round trips each); a pipeline's decoding and encoding build a few thousand Columns, and the call sites would
+    # name kafka-sql's own modules, never the user's SQL. Off: building a query takes 2-4x fewer round trips.
+    DATAFRAME_DEBUGGING: "false",
 }
 # The driver JVM's JIT compiles a method with C2 (the optimizing compiler) only once it ran 10x as often as Java's
 # defaults ask: most of a run's start-up code (analysis, planning) then stays with C1, and the C2 compiler threads
