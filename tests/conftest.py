@@ -16,9 +16,8 @@ from connector.connectors.kafka.sink import close_cached_producers
 from connector.dev import broker, postgres, registry
 from connector.dev.postgres import PostgresInfo
 from connector.dev.registry import RegistryInfo
-from connector.runtime.live import HEARTBEAT_INTERVAL
 from connector.runtime.python_launcher import python_executable
-from connector.runtime.session import DATAFRAME_DEBUGGING
+from connector.runtime.session import SESSION_CONF
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -125,21 +124,21 @@ def spark() -> Iterator[SparkSession]:
     from connector.runtime import data_sources
     from connector.runtime.spark_jars import every_package, package_jars
 
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("kafka-sql-tests")
-        .config("spark.jars", ",".join(str(jar) for jar in package_jars(every_package())))
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "2")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.executor.heartbeatInterval", HEARTBEAT_INTERVAL)  # as `kafka-sql run` sets it
-        .config("spark.driver.extraJavaOptions", TEST_JVM_JIT)
-        .config(DATAFRAME_DEBUGGING, "false")  # as `kafka-sql run` sets it
-        .getOrCreate()
-    )
+    # `kafka-sql run`'s settings, whole, so a new product setting is tested too; then what differs in tests.
+    conf = {
+        **SESSION_CONF,
+        "spark.jars": ",".join(str(jar) for jar in package_jars(every_package())),
+        "spark.sql.shuffle.partitions": "2",
+        "spark.default.parallelism": "2",
+        "spark.ui.enabled": "false",
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.driver.extraJavaOptions": TEST_JVM_JIT,
+    }
+    builder = SparkSession.builder.master("local[2]").appName("kafka-sql-tests")
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
     data_sources.load_static(session)  # as `kafka-sql run` does
     yield session

@@ -14,7 +14,9 @@ from connector.connectors.kafka.java_properties import librdkafka_properties
 from connector.connectors.kafka.retries import Refusals, Refused
 from connector.dev import broker
 
-METADATA_TIMEOUT_SECONDS = 30.0
+# As long as Java's producer waits for metadata ('max.block.ms' = 60 s): a broker restarting on a busy machine
+# takes longer than 30 s to answer again.
+METADATA_TIMEOUT_SECONDS = 60.0
 DELIVERY_TIMEOUT_SECONDS = 330.0  # a little more than librdkafka's default 'message.timeout.ms' (300 s)
 
 
