@@ -120,7 +120,8 @@ class KafkaBatch:
     def records(self, frame: DataFrame) -> DataFrame:
         """`frame`'s rows as `flink-kafka-sink` input. The encoding's Columns are built once per set of input
         columns: every Column built in Python is a call into the JVM (0.75 s for a 4-column JSON row at a query's
-        start, py-spy on a busy machine), and a query's streaming rows and its micro-batches have the same columns."""
+        start, py-spy on a busy machine), and a query's streaming rows and its micro-batches have the same columns.
+        Names are key enough: every frame a sink gets was cast to its table's column types (`engine._align`)."""
         shape = tuple(frame.columns)
         if shape not in self._columns:
             self._columns[shape] = _record_columns(frame, self.table)
