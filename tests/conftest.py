@@ -20,6 +20,7 @@ from connector.runtime.python_launcher import python_executable
 from connector.runtime.session import SESSION_CONF
 
 if TYPE_CHECKING:
+    from pyspark._typing import PrimitiveType
     from pyspark.sql import SparkSession
 
 # Spark's Python workers (and the Python Data Source) must run in this venv's interpreter.
@@ -125,7 +126,7 @@ def spark() -> Iterator[SparkSession]:
     from connector.runtime.spark_jars import every_package, package_jars
 
     # `kafka-sql run`'s settings, whole, so a new product setting is tested too; then what differs in tests.
-    conf = {
+    conf: dict[str, PrimitiveType | None] = {
         **SESSION_CONF,
         "spark.jars": ",".join(str(jar) for jar in package_jars(every_package())),
         "spark.sql.shuffle.partitions": "2",
@@ -135,10 +136,7 @@ def spark() -> Iterator[SparkSession]:
         "spark.driver.bindAddress": "127.0.0.1",
         "spark.driver.extraJavaOptions": TEST_JVM_JIT,
     }
-    builder = SparkSession.builder.master("local[2]").appName("kafka-sql-tests")
-    for key, value in conf.items():
-        builder = builder.config(key, value)
-    session = builder.getOrCreate()
+    session = SparkSession.builder.master("local[2]").appName("kafka-sql-tests").config(map=conf).getOrCreate()
     session.sparkContext.setLogLevel("WARN")
     data_sources.load_static(session)  # as `kafka-sql run` does
     yield session
