@@ -261,19 +261,18 @@ def test_an_exactly_once_task_writes_its_batch_once_after_another_worker_fenced_
 ) -> None:
     """A Python worker keeps its transactional producer between micro-batches. When Spark ran the task partition
     in another worker meanwhile, that worker's producer fenced the kept one: the next batch is still written
-    once, quietly, and a batch run again after its commit is skipped."""
+    once, quietly; a batch run again after its commit is skipped, one of a new query is not."""
     topic = topic_factory(partitions=1)
     options = {
         "topic": topic,
         "properties.bootstrap.servers": kafka_bootstrap,
         "sink.delivery-guarantee": "exactly-once",
         "sink.transactional-id-prefix": topic,
-        "query-id": "query-1",
     }
 
-    def write(batch_id: int, ids: list[int]) -> KafkaCommitMessage:
+    def write(batch_id: int, ids: list[int], query: str = "query-1") -> KafkaCommitMessage:
         values = [json.dumps({"id": i}).encode() for i in ids]
-        settings = SinkSettings.from_options({**options, "batch-id": str(batch_id)})
+        settings = SinkSettings.from_options({**options, "batch-id": str(batch_id), "query-id": query})
         return write_batches(settings, iter([pa.RecordBatch.from_pydict({"value": values})]))
 
     assert write(0, [1, 2]).records == 2  # outside Spark a write is task partition 0
@@ -283,9 +282,10 @@ def test_an_exactly_once_task_writes_its_batch_once_after_another_worker_fenced_
     with caplog.at_level(logging.INFO):
         assert write(1, [3]).records == 1
         assert write(1, [3]).skipped
+        assert write(1, [4], query="query-2").records == 1  # a new query (a new checkpoint) numbers batches anew
 
     ids = sorted(json.loads(r[1] or b"")["id"] for r in read_topic(kafka_bootstrap, topic, 1, committed_only=True))
-    assert ids == [1, 2, 3]
+    assert ids == [1, 2, 3, 4]
     assert any("held by a newer producer" in r.getMessage() for r in caplog.records)
     assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
 
