@@ -552,13 +552,13 @@ def _transaction(
                 pass
             kept = True
             return KafkaCommitMessage(0, skipped=True)
-        producer.begin_transaction()
         try:
             # The marker first: the transaction commits it with the records all the same, and a kept producer
             # that lost its transactional.id fails here, while the task's records are still unread.
             step = "marker offsets"
             group = consumer.consumer_group_metadata()
             try:
+                producer.begin_transaction()
                 retrying(
                     lambda: producer.send_offsets_to_transaction(progress, group, REQUEST_TIMEOUT_SECONDS),
                     step,
