@@ -8,7 +8,6 @@ does after a crash between the sink's write and the commit log.
 from __future__ import annotations
 
 import json
-import logging
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
@@ -16,14 +15,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-import pyarrow as pa
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, TopicPartition
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import functions as F
 
 from connector.connectors import reading, writing
-from connector.connectors.kafka.sink import KafkaCommitMessage, SinkSettings, write_batches
 from connector.runtime.hadoop_fs import HadoopFs
 from connector.sql.catalog import Table
 from connector.sql.loader import load_text
@@ -254,40 +251,6 @@ def test_a_micro_batch_run_again_is_written_once_only_with_exactly_once(
 
     ids = sorted(json.loads(r[1] or b"")["id"] for r in read_topic(kafka_bootstrap, topic, 1, committed_only=True))
     assert ids == ([1, 2] if guarantee == "exactly-once" else [1, 1, 2, 2])
-
-
-def test_an_exactly_once_task_writes_its_batch_once_after_another_worker_fenced_its_kept_producer(
-    kafka_bootstrap: str, topic_factory: Callable[..., str], caplog: pytest.LogCaptureFixture
-) -> None:
-    """A Python worker keeps its transactional producer between micro-batches. When Spark ran the task partition
-    in another worker meanwhile, that worker's producer fenced the kept one: the next batch is still written
-    once, quietly; a batch run again after its commit is skipped, one of a new query is not."""
-    topic = topic_factory(partitions=1)
-    options = {
-        "topic": topic,
-        "properties.bootstrap.servers": kafka_bootstrap,
-        "sink.delivery-guarantee": "exactly-once",
-        "sink.transactional-id-prefix": topic,
-    }
-
-    def write(batch_id: int, ids: list[int], query: str = "query-1") -> KafkaCommitMessage:
-        values = [json.dumps({"id": i}).encode() for i in ids]
-        settings = SinkSettings.from_options({**options, "batch-id": str(batch_id), "query-id": query})
-        return write_batches(settings, iter([pa.RecordBatch.from_pydict({"value": values})]))
-
-    assert write(0, [1, 2]).records == 2  # outside Spark a write is task partition 0
-    other_worker = Producer({"bootstrap.servers": kafka_bootstrap, "transactional.id": f"{topic}-0"})
-    other_worker.init_transactions(30)
-    other_worker.close()
-    with caplog.at_level(logging.INFO):
-        assert write(1, [3]).records == 1
-        assert write(1, [3]).skipped
-        assert write(1, [4], query="query-2").records == 1  # a new query (a new checkpoint) numbers batches anew
-
-    ids = sorted(json.loads(r[1] or b"")["id"] for r in read_topic(kafka_bootstrap, topic, 1, committed_only=True))
-    assert ids == [1, 2, 3, 4]
-    assert any("held by a newer producer" in r.getMessage() for r in caplog.records)
-    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
 
 
 def test_print_sink_prints_flinks_row_format(

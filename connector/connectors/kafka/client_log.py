@@ -44,22 +44,10 @@ class OncePerInterval(logging.Filter):
         return True
 
 
-class QuietFencing(logging.LoggerAdapter):
-    """librdkafka's lines on a fenced transactional producer, at INFO: the sink's kept producer learns so when
-    Spark gave its task partition to another worker (and is replaced), and a task fenced while it writes fails
-    with that error (`connector.connectors.kafka.sink`)."""
-
-    def log(self, level: int, msg: object, *args: object, **kwargs: Any) -> None:
-        if level > logging.INFO and any("fenced by a newer instance" in str(arg) for arg in args):
-            level = logging.INFO
-        super().log(level, msg, *args, **kwargs)
-
-
 LOGGER = logging.getLogger("kafka_sql.librdkafka")
 LOGGER.addFilter(OncePerInterval())
-TRANSACTIONAL_LOGGER = QuietFencing(LOGGER, {})
 
 
-def logged(config: Mapping[str, Any], logger: logging.Logger | logging.LoggerAdapter = LOGGER) -> dict[str, Any]:
-    """`config` for a confluent-kafka client that logs through `logger` (served by its poll / consume calls)."""
-    return {**config, "logger": logger}
+def logged(config: Mapping[str, Any]) -> dict[str, Any]:
+    """`config` for a confluent-kafka client that logs through `LOGGER` (served by its poll / consume calls)."""
+    return {**config, "logger": LOGGER}

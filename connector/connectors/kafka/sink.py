@@ -32,9 +32,7 @@ Delivery guarantees:
   metadata, on partition 0 of the first sink topic. When Spark runs a batch again after a failure, tasks
   whose transaction is committed find their marker and skip, so every record is committed exactly once.
   Readers must use 'isolation.level' = 'read_committed'. As for Spark's own exactly-once sinks, a batch
-  must produce the same rows per task when it runs again (deterministic queries). A Python worker keeps the
-  producer of a committed transaction for its next task of that transactional.id, which then checks, before
-  it reads a record, that no newer producer fenced it (Spark may have run the task partition elsewhere).
+  must produce the same rows per task when it runs again (deterministic queries).
 
 Throughput: in Python, a record costs little more than its produce() call. Columns are converted per Arrow
 batch (missing or all-NULL key, timestamp and headers columns are skipped), topics are checked once a batch,
@@ -50,7 +48,6 @@ from __future__ import annotations
 import logging
 import re
 import threading
-import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -66,9 +63,9 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from connector.connectors.kafka.client_log import LOGGER, TRANSACTIONAL_LOGGER, logged
+from connector.connectors.kafka.client_log import logged
 from connector.connectors.kafka.java_properties import librdkafka_properties
-from connector.connectors.kafka.retries import is_transient, raise_transient_topic_error, retrying
+from connector.connectors.kafka.retries import raise_transient_topic_error, retrying
 from connector.connectors.kafka.settings import NOT_CLIENT_PROPERTIES
 
 log = logging.getLogger(__name__)
@@ -287,22 +284,15 @@ def _cached_producer(config: Mapping[str, str]) -> tuple[Producer, _Deliveries]:
 def close_cached_producers() -> None:
     """Close this process's cached producers (before the broker they talk to goes away, in tests)."""
     with _producers_lock:
-        producers = [producer for producer, _ in _producers.values()]
-        transactional = list(_transactional.values())
-        _producers.clear()
-        _transactional.clear()
-    for producer in producers:
-        producer.close()
-    for clients in transactional:
-        clients.close()
+        while _producers:
+            _, (producer, _) = _producers.popitem()
+            producer.close()
 
 
-def _new_producer(
-    config: Mapping[str, str], deliveries: _Deliveries, logger: logging.Logger | logging.LoggerAdapter = LOGGER
-) -> Producer:
+def _new_producer(config: Mapping[str, str], deliveries: _Deliveries) -> Producer:
     """A producer that reports failed deliveries only, to `deliveries`: a delivered record costs no Python call."""
     try:
-        return Producer(logged({**config, "on_delivery": deliveries, "delivery.report.only.error": True}, logger))
+        return Producer(logged({**config, "on_delivery": deliveries, "delivery.report.only.error": True}))
     except KafkaException as error:
         raise KafkaSinkError(f"Invalid Kafka producer configuration ('properties.*'): {error}") from None
 
@@ -463,140 +453,60 @@ def write_batches(settings: SinkSettings, batches: Iterator[pa.RecordBatch]) -> 
     return KafkaCommitMessage(count)
 
 
-class _Stale(Exception):
-    """A kept transactional producer no longer holds its transactional.id (a newer one fenced it)."""
-
-
-@dataclass
-class _Transactional:
-    """A transactional producer that holds its transactional.id, with its failures and the consumer that reads
-    and names the marker's group; kept by a Python worker between micro-batches only after a clean commit."""
-
-    transactional_id: str
-    producer: Producer
-    deliveries: _Deliveries
-    consumer: Consumer
-
-    def close(self) -> None:
-        """Without a transaction open (committed, aborted, or lost to a fencing producer) nothing is in flight."""
-        self.consumer.close()
-        with warnings.catch_warnings():  # a fenced producer's close warns that it cannot abort: it holds nothing
-            warnings.simplefilter("ignore", RuntimeWarning)
-            try:
-                self.producer.close()
-            except KafkaException as error:  # a fenced producer's close raises its fencing again
-                log.debug("Closing Kafka transactional producer '%s': %s", self.transactional_id, error)
-
-
-# Why keep them: a new transactional producer costs its fencing (init_transactions: 60 ms, 0.5 s while the broker
-# still completes the previous commit) in every task of every micro-batch. bench/kafka_delivery.py on 2 cores, 20
-# micro-batches: 31.0 s exactly-once against 24.4 s at-least-once, 27.9 s with kept producers (about half of them
-# reused: Spark may give a task partition to another worker, whose producer then fences the kept one). A few per
-# worker, the least recently used closed.
-KEPT_TRANSACTIONAL = 4
-_transactional: dict[tuple[tuple[str, str], ...], _Transactional] = {}
-
-
 def _write_transaction(
     settings: SinkSettings, task: int, batch_id: int, query_id: str, batches: Iterator[pa.RecordBatch]
 ) -> KafkaCommitMessage:
-    transactional_id = f"{settings.transactional_id_prefix}-{task}"
-    config = {**settings.producer_config, "transactional.id": transactional_id}
-    key = tuple(sorted(config.items()))
-    with _producers_lock:
-        kept = _transactional.pop(key, None)
-    if kept is not None:
-        try:
-            return _transaction(kept, key, settings, task, batch_id, query_id, batches, fenced=False)
-        except _Stale:
-            log.info("Kafka transactional.id '%s' is held by a newer producer; fencing it again", transactional_id)
-    deliveries = _Deliveries()
-    consumer_config = {
-        **settings.client_properties,
-        "group.id": transactional_id,
-        "enable.auto.commit": False,
-        "isolation.level": "read_committed",
-    }
-    producer = _new_producer(config, deliveries, TRANSACTIONAL_LOGGER)
-    fresh = _Transactional(transactional_id, producer, deliveries, Consumer(logged(consumer_config)))
-    return _transaction(fresh, key, settings, task, batch_id, query_id, batches, fenced=True)
-
-
-def _transaction(
-    clients: _Transactional,
-    key: tuple[tuple[str, str], ...],
-    settings: SinkSettings,
-    task: int,
-    batch_id: int,
-    query_id: str,
-    batches: Iterator[pa.RecordBatch],
-    fenced: bool,
-) -> KafkaCommitMessage:
-    """One task's records and marker in one transaction of `clients`: fenced now (`fenced`), or kept from an
-    earlier batch, whose hold on the transactional.id the marker's offsets check before any record is read
-    (`_Stale` if it lost it). The clients are kept for the next batch after a commit (or a skip), else closed."""
-    producer, consumer = clients.producer, clients.consumer
+    prefix = settings.transactional_id_prefix
+    transactional_id = f"{prefix}-{task}"
     marker = TopicPartition(settings.topics[0], 0)
-    progress = [TopicPartition(marker.topic, 0, batch_id + 1, metadata=query_id)]
+    deliveries = _Deliveries()
+    producer = _new_producer({**settings.producer_config, "transactional.id": transactional_id}, deliveries)
+    consumer = Consumer(
+        logged(
+            {
+                **settings.client_properties,
+                "group.id": transactional_id,
+                "enable.auto.commit": False,
+                "isolation.level": "read_committed",
+            }
+        )
+    )
     step = "transaction init (fencing older attempts)"
-    kept = False
     try:
-        if fenced:
-            # fences older attempts and aborts what they left open; retriable until it succeeds (librdkafka's advice)
-            retrying(lambda: producer.init_transactions(REQUEST_TIMEOUT_SECONDS), step, RETRY_SECONDS)
+        # fences older attempts and aborts what they left open; retriable until it succeeds (librdkafka's advice)
+        retrying(lambda: producer.init_transactions(REQUEST_TIMEOUT_SECONDS), step, RETRY_SECONDS)
         step = "marker read"
         read = retrying(lambda: consumer.committed([marker], timeout=REQUEST_TIMEOUT_SECONDS), step, RETRY_SECONDS)
         done = read[0]
         if done.offset > batch_id and (done.metadata or "") == query_id:
             for _ in batches:  # this task's records of this batch are committed already
                 pass
-            kept = True
             return KafkaCommitMessage(0, skipped=True)
+        producer.begin_transaction()
         try:
-            # The marker first: the transaction commits it with the records all the same, and a kept producer
-            # that lost its transactional.id fails here, while the task's records are still unread.
-            step = "marker offsets"
-            group = consumer.consumer_group_metadata()
-            try:
-                producer.begin_transaction()
-                retrying(
-                    lambda: producer.send_offsets_to_transaction(progress, group, REQUEST_TIMEOUT_SECONDS),
-                    step,
-                    RETRY_SECONDS,
-                )
-            except KafkaException as error:
-                if fenced or is_transient(error.args[0]):
-                    raise
-                raise _Stale() from None
             step = "records"
             count = _produce_all(producer, _Router(settings, task, producer), batches)
             producer.flush()
-            clients.deliveries.raise_if_failed()
+            deliveries.raise_if_failed()
+            step = "marker offsets"
+            progress = [TopicPartition(marker.topic, 0, batch_id + 1, metadata=query_id)]
+            group = consumer.consumer_group_metadata()
+            retrying(
+                lambda: producer.send_offsets_to_transaction(progress, group, REQUEST_TIMEOUT_SECONDS),
+                step,
+                RETRY_SECONDS,
+            )
             step = "transaction commit"
             retrying(lambda: producer.commit_transaction(REQUEST_TIMEOUT_SECONDS), step, RETRY_SECONDS)
         except BaseException as failure:
             try:
                 producer.abort_transaction(REQUEST_TIMEOUT_SECONDS)
             except KafkaException as error:  # the first failure is what the user needs; the abort's is logged
-                if not isinstance(failure, _Stale):
-                    name = clients.transactional_id
-                    log.warning("Aborting Kafka transaction '%s' after %s failed too: %s", name, failure, error)
+                log.warning("Aborting Kafka transaction '%s' after %s failed too: %s", transactional_id, failure, error)
             raise
-        kept = True
         return KafkaCommitMessage(count)
     except KafkaException as error:
-        raise KafkaSinkError(f"Kafka transaction '{clients.transactional_id}' failed at its {step}: {error}") from None
+        raise KafkaSinkError(f"Kafka transaction '{transactional_id}' failed at its {step}: {error}") from None
     finally:
-        if kept:
-            _keep(key, clients)
-        else:
-            clients.close()
-
-
-def _keep(key: tuple[tuple[str, str], ...], clients: _Transactional) -> None:
-    """Keep `clients` for this worker's next task of its transactional.id; the least recently used go."""
-    with _producers_lock:
-        _transactional[key] = clients
-        evicted = [_transactional.pop(k) for k in list(_transactional)[:-KEPT_TRANSACTIONAL]]
-    for old in evicted:
-        old.close()
+        consumer.close()
+        producer.flush(REQUEST_TIMEOUT_SECONDS)
