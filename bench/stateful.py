@@ -35,28 +35,29 @@ CREATE TABLE latest (customer STRING, amount DOUBLE, ts BIGINT, et AS TO_TIMESTA
   PRIMARY KEY (customer) NOT ENFORCED, WATERMARK FOR et AS et - INTERVAL '1' SECOND) WITH (
   'connector' = 'upsert-kafka', 'topic' = 'bench-stateful-latest', 'properties.bootstrap.servers' = '{bootstrap}',
   'scan.bounded.mode' = 'latest-offset', 'key.format' = 'json', 'value.format' = 'json');
-CREATE TABLE out (k STRING, n BIGINT, v DOUBLE) WITH ('connector' = 'blackhole');
+CREATE TABLE output (k STRING, n BIGINT, v DOUBLE) WITH ('connector' = 'blackhole');
 CREATE TABLE changes (k STRING, n BIGINT, v DOUBLE) WITH ('connector' = 'kafka', 'topic' = 'bench-stateful-changes',
   'properties.bootstrap.servers' = '{bootstrap}', 'format' = 'debezium-json');
 """
 QUERIES = {
-    "projection": "INSERT INTO out SELECT customer, id, amount FROM src",
-    "top-3 per key": "INSERT INTO out SELECT customer, rn, amount FROM (SELECT customer, amount, ROW_NUMBER() OVER "
+    "projection": "INSERT INTO output SELECT customer, id, amount FROM src",
+    "top-3 per key": "INSERT INTO output SELECT customer, rn, amount FROM (SELECT customer, amount, ROW_NUMBER() OVER "
     "(PARTITION BY customer ORDER BY amount DESC) AS rn FROM src) WHERE rn <= 3",
-    "last row per key": "INSERT INTO out SELECT customer, id, amount FROM (SELECT customer, id, amount, "
+    "last row per key": "INSERT INTO output SELECT customer, id, amount FROM (SELECT customer, id, amount, "
     "ROW_NUMBER() OVER (PARTITION BY customer ORDER BY pt DESC) AS rn FROM src) WHERE rn = 1",
-    "count over upsert-kafka": "INSERT INTO out SELECT CAST(amount > 500 AS STRING), COUNT(*), SUM(amount) "
+    "count over upsert-kafka": "INSERT INTO output SELECT CAST(amount > 500 AS STRING), COUNT(*), SUM(amount) "
     "FROM latest GROUP BY CAST(amount > 500 AS STRING)",
-    "temporal join": "INSERT INTO out SELECT s.customer, s.id, s.amount * l.amount FROM src AS s JOIN latest FOR "
+    "temporal join": "INSERT INTO output SELECT s.customer, s.id, s.amount * l.amount FROM src AS s JOIN latest FOR "
     "SYSTEM_TIME AS OF s.et AS l ON s.customer = l.customer",
-    "running SUM OVER (event time)": "INSERT INTO out SELECT customer, id, SUM(amount) OVER (PARTITION BY customer "
+    "running SUM OVER (event time)": "INSERT INTO output SELECT customer, id, SUM(amount) OVER (PARTITION BY customer "
     "ORDER BY et ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) FROM src",
-    "SUM OVER 10 rows (event time)": "INSERT INTO out SELECT customer, id, SUM(amount) OVER (PARTITION BY customer "
+    "SUM OVER 10 rows (event time)": "INSERT INTO output SELECT customer, id, SUM(amount) OVER (PARTITION BY customer "
     "ORDER BY et ROWS BETWEEN 9 PRECEDING AND CURRENT ROW) FROM src",
-    "GROUP BY (Spark, blackhole)": "INSERT INTO out SELECT customer, COUNT(*), SUM(amount) FROM src GROUP BY customer",
+    "GROUP BY (Spark, blackhole)": "INSERT INTO output SELECT customer, COUNT(*), SUM(amount) FROM src "
+    "GROUP BY customer",
     "GROUP BY as debezium-json": "INSERT INTO changes SELECT customer, COUNT(*), SUM(amount) FROM src "
     "GROUP BY customer",
-    "top-3 over GROUP BY": "INSERT INTO out SELECT customer, rn, total FROM (SELECT *, ROW_NUMBER() OVER (ORDER BY "
+    "top-3 over GROUP BY": "INSERT INTO output SELECT customer, rn, total FROM (SELECT *, ROW_NUMBER() OVER (ORDER BY "
     "total DESC) AS rn FROM (SELECT customer, SUM(amount) AS total FROM src GROUP BY customer)) WHERE rn <= 3",
 }
 

@@ -33,21 +33,21 @@ CREATE TABLE src (id BIGINT, customer STRING, amount DOUBLE, ts BIGINT) WITH (
 """
 ICEBERG = "'connector' = 'iceberg', 'catalog-name' = 'bench', 'catalog-type' = 'hadoop', 'warehouse' = '{work}/iceberg'"
 PIPELINES = {
-    "blackhole (baseline)": "CREATE TABLE out (id BIGINT, customer STRING, amount DOUBLE) "
-    "WITH ('connector' = 'blackhole');\nINSERT INTO out SELECT id, customer, amount FROM src",
-    "parquet files (Spark)": "CREATE TABLE out (id BIGINT, customer STRING, amount DOUBLE) WITH ('connector' = "
+    "blackhole (baseline)": "CREATE TABLE output (id BIGINT, customer STRING, amount DOUBLE) "
+    "WITH ('connector' = 'blackhole');\nINSERT INTO output SELECT id, customer, amount FROM src",
+    "parquet files (Spark)": "CREATE TABLE output (id BIGINT, customer STRING, amount DOUBLE) WITH ('connector' = "
     "'filesystem', 'path' = '{work}/files', 'format' = 'parquet');\n"
-    "INSERT INTO out SELECT id, customer, amount FROM src",
-    "delta append": "CREATE TABLE out (id BIGINT, customer STRING, amount DOUBLE) WITH ('connector' = 'delta', "
-    "'table-path' = '{work}/delta-append');\nINSERT INTO out SELECT id, customer, amount FROM src",
-    "iceberg append": "CREATE TABLE out (id BIGINT, customer STRING, amount DOUBLE) WITH (" + ICEBERG + ", "
-    "'catalog-table' = 'appended');\nINSERT INTO out SELECT id, customer, amount FROM src",
-    "delta GROUP BY (merge)": "CREATE TABLE out (customer STRING, n BIGINT, total DOUBLE, PRIMARY KEY (customer) NOT "
-    "ENFORCED) WITH ('connector' = 'delta', 'table-path' = '{work}/delta-totals');\n"
-    "INSERT INTO out SELECT customer, COUNT(*), SUM(amount) FROM src GROUP BY customer",
-    "iceberg GROUP BY (upsert)": "CREATE TABLE out (customer STRING, n BIGINT, total DOUBLE, PRIMARY KEY (customer) "
+    "INSERT INTO output SELECT id, customer, amount FROM src",
+    "delta append": "CREATE TABLE output (id BIGINT, customer STRING, amount DOUBLE) WITH ('connector' = 'delta', "
+    "'table-path' = '{work}/delta-append');\nINSERT INTO output SELECT id, customer, amount FROM src",
+    "iceberg append": "CREATE TABLE output (id BIGINT, customer STRING, amount DOUBLE) WITH (" + ICEBERG + ", "
+    "'catalog-table' = 'appended');\nINSERT INTO output SELECT id, customer, amount FROM src",
+    "delta GROUP BY (merge)": "CREATE TABLE output (customer STRING, n BIGINT, total DOUBLE, PRIMARY KEY (customer) "
+    "NOT ENFORCED) WITH ('connector' = 'delta', 'table-path' = '{work}/delta-totals');\n"
+    "INSERT INTO output SELECT customer, COUNT(*), SUM(amount) FROM src GROUP BY customer",
+    "iceberg GROUP BY (upsert)": "CREATE TABLE output (customer STRING, n BIGINT, total DOUBLE, PRIMARY KEY (customer) "
     "NOT ENFORCED) WITH (" + ICEBERG + ", 'catalog-table' = 'totals');\n"
-    "INSERT INTO out SELECT customer, COUNT(*), SUM(amount) FROM src GROUP BY customer",
+    "INSERT INTO output SELECT customer, COUNT(*), SUM(amount) FROM src GROUP BY customer",
 }
 
 

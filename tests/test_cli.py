@@ -16,7 +16,7 @@ from connector.entrypoints.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 MARK = "‸"
-PRINT_SINK = "CREATE TABLE out (id BIGINT, amount DOUBLE) WITH ('connector' = 'print');\n"
+PRINT_SINK = "CREATE TABLE output (id BIGINT, amount DOUBLE) WITH ('connector' = 'print');\n"
 
 
 class Result(NamedTuple):
@@ -46,14 +46,15 @@ IMPORT = "{% import 'kafka.sql' as kafka %}\n{% set unused = 1 %}\n"
 TEMPLATE_ERRORS = [
     pytest.param(
         IMPORT
-        + f"CREATE TABLE out (id BIGINT) WITH ('connector' = 'print', 'print-identifier' = '{{{{ {MARK}prefx }}}}');\n",
+        + "CREATE TABLE output (id BIGINT) WITH ('connector' = 'print', "
+        + f"'print-identifier' = '{{{{ {MARK}prefx }}}}');\n",
         "undefined",
         ("'prefx' is undefined", "var('NAME')"),
         id="undefined-name",
     ),
     pytest.param(
         IMPORT
-        + "CREATE TABLE out (id BIGINT) WITH (\n"
+        + "CREATE TABLE output (id BIGINT) WITH (\n"
         + f"  'connector' = 'print', 'print-identifier' = '{{{{ var({MARK}'prefix') }}}}');\n",
         "missing-var",
         ("Variable 'prefix' is not defined", "Did you mean 'prefiks'?", "Defined variables: brokers, prefiks."),
@@ -61,14 +62,14 @@ TEMPLATE_ERRORS = [
     ),
     pytest.param(
         IMPORT
-        + "CREATE TABLE out (id BIGINT) WITH ('connector' = 'print',\n"
+        + "CREATE TABLE output (id BIGINT) WITH ('connector' = 'print',\n"
         + f"  'print-identifier' = '{{{{ env_var({MARK}'KAFKA_SQL_TEST_UNSET') }}}}');\n",
         "missing-env-var",
         ("Environment variable 'KAFKA_SQL_TEST_UNSET' is not set", "env_var('KAFKA_SQL_TEST_UNSET', 'VALUE')"),
         id="missing-env-var",
     ),
     pytest.param(
-        IMPORT + PRINT_SINK + "{% for n in [1, 2] %}\nINSERT INTO out SELECT n, 1.0;\n{% " + MARK + "endfo %}\n",
+        IMPORT + PRINT_SINK + "{% for n in [1, 2] %}\nINSERT INTO output SELECT n, 1.0;\n{% " + MARK + "endfo %}\n",
         "template-syntax",
         ("unknown tag 'endfo'", "'endfor'"),
         id="template-syntax",
@@ -123,7 +124,7 @@ def test_error_in_sql_a_macro_generated_points_at_the_macro_call(
         + "{{ kafka.kafka_source('orders', 'orders', {'id': 'BIGINT', 'amount': 'DOUBLE'}, group_id='etl',\n"
         + "                      extra={'scan.startup.mod': 'earliest-offset'}) }};\n"
         + PRINT_SINK
-        + "INSERT INTO out SELECT id, amount FROM orders;\n",
+        + "INSERT INTO output SELECT id, amount FROM orders;\n",
     )
 
     result = run(capsys, "validate", str(path), "--var", "brokers=b:9092")
@@ -154,7 +155,7 @@ def test_macro_rejecting_its_arguments_points_into_the_macro_file(
 def test_vars_file_and_var_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "pipeline.sql"
     path.write_text(
-        "CREATE TABLE out (id BIGINT) WITH ('connector' = 'print', 'print-identifier' = '{{ var('who') }}');\n",
+        "CREATE TABLE output (id BIGINT) WITH ('connector' = 'print', 'print-identifier' = '{{ var('who') }}');\n",
         encoding="utf-8",
     )
     vars_file = tmp_path / "dev.env"
@@ -189,7 +190,7 @@ def test_bad_variables_are_reported_not_raised(
 def test_json_format_lists_the_diagnostics(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.sql"
     bad.write_text(
-        "CREATE TABLE out (id BIGINT) WITH ('connector' = 'print');\nSELEC 1;\nINSERT INTO out SELECT 1 FROM;\n"
+        "CREATE TABLE output (id BIGINT) WITH ('connector' = 'print');\nSELEC 1;\nINSERT INTO output SELECT 1 FROM;\n"
     )
     good = tmp_path / "good.sql"
     good.write_text(PRINT_SINK, encoding="utf-8")
@@ -271,21 +272,21 @@ def test_text_format_prints_sql_as_written(tmp_path: Path, capsys: pytest.Captur
     """Messages and explain quote the user's SQL: rich markup ([bold]) and emoji codes (:fire:) in it are printed
     as written."""
     path = tmp_path / "pipeline.sql"
-    path.write_text("CREATE TABLE out (id BIGINT) WITH ('connector' = 'print', ':fire: [bold]x' = 'y');\n")
+    path.write_text("CREATE TABLE output (id BIGINT) WITH ('connector' = 'print', ':fire: [bold]x' = 'y');\n")
     assert (
-        f"{path}:1:59: error [unknown-option] Unsupported option ':fire: [bold]x'"
+        f"{path}:1:62: error [unknown-option] Unsupported option ':fire: [bold]x'"
         in run(capsys, "validate", str(path)).err
     )
 
     path.write_text(
-        "CREATE TABLE out (id BIGINT) WITH ('connector' = 'print', 'print-identifier' = ':fire: [b]x\\');\n"
+        "CREATE TABLE output (id BIGINT) WITH ('connector' = 'print', 'print-identifier' = ':fire: [b]x\\');\n"
     )
     assert "'print-identifier' = ':fire: [b]x\\'" in run(capsys, "explain", str(path)).out
 
 
 def test_explain_of_an_invalid_file_prints_its_diagnostics(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "pipeline.sql"
-    path.write_text("CREATE TABLE out (id BIGINT) WITH ('connector' = 'prnt');\n", encoding="utf-8")
+    path.write_text("CREATE TABLE output (id BIGINT) WITH ('connector' = 'prnt');\n", encoding="utf-8")
 
     text = run(capsys, "explain", str(path))
     as_json = run(capsys, "explain", str(path), "--format", "json")
@@ -312,8 +313,8 @@ def test_validate_reports_what_spark_cannot_run(tmp_path: Path, capsys: pytest.C
     path = tmp_path / "pipeline.sql"
     path.write_text(
         "CREATE TABLE gen (id BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH ('connector' = 'datagen');\n"
-        "CREATE TABLE out (window_start TIMESTAMP(3), n BIGINT) WITH ('connector' = 'print');\n"
-        "INSERT INTO out SELECT window_start, COUNT(*) AS n\n"
+        "CREATE TABLE output (window_start TIMESTAMP(3), n BIGINT) WITH ('connector' = 'print');\n"
+        "INSERT INTO output SELECT window_start, COUNT(*) AS n\n"
         "FROM TABLE(TUMBLE(TABLE gen, DESCRIPTOR(ts), INTERVAL '0' MINUTE)) GROUP BY window_start, window_end;\n",
         encoding="utf-8",
     )
@@ -401,8 +402,8 @@ SECRET_TABLE = """CREATE TABLE orders (id BIGINT, amount DOUBLE) WITH (
     'org.apache.kafka.common.security.plain.PlainLoginModule required username="etl" password="hunter2-sasl";',
   'properties.ssl.key.password' = '{{ env_var('SSL_KEY_PASSWORD') }}'
 );
-CREATE TABLE out (id BIGINT, amount DOUBLE) WITH ('connector' = 'print');
-INSERT INTO out SELECT id, amount FROM orders /*+ OPTIONS('properties.ssl.key.password' = 'hint-secret-3') */;
+CREATE TABLE output (id BIGINT, amount DOUBLE) WITH ('connector' = 'print');
+INSERT INTO output SELECT id, amount FROM orders /*+ OPTIONS('properties.ssl.key.password' = 'hint-secret-3') */;
 """
 SECRETS = ("hunter2-sasl", "ssl-key-secret-2", "hint-secret-3")
 
@@ -472,7 +473,7 @@ def kafka_sql(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_subprocess_validate_reports_an_error(tmp_path: Path) -> None:
-    (tmp_path / "pipeline.sql").write_text("CREATE TABLE out (id BIGINT) WITH ('connector' = 'print');\nSELEC 1;\n")
+    (tmp_path / "pipeline.sql").write_text("CREATE TABLE output (id BIGINT) WITH ('connector' = 'print');\nSELEC 1;\n")
 
     done = kafka_sql("validate", "pipeline.sql", cwd=tmp_path)
 

@@ -227,16 +227,16 @@ def test_two_inserts_into_one_sink_get_their_own_checkpoints(
     path.write_text(
         "SET 'pipeline.name' = 'twice';\n"
         "CREATE TABLE gen (id BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '10');\n"
-        "CREATE TABLE out (id BIGINT) WITH ('connector' = 'print');\n"
-        "INSERT INTO out SELECT id FROM gen;\nINSERT INTO out SELECT id + 1 FROM gen;\n",
+        "CREATE TABLE output (id BIGINT) WITH ('connector' = 'print');\n"
+        "INSERT INTO output SELECT id FROM gen;\nINSERT INTO output SELECT id + 1 FROM gen;\n",
         encoding="utf-8",
     )
 
     document = explain_json(capsys, path)
 
     assert [(q["query"], q["checkpoint"]) for q in document["queries"]] == [
-        ("twice.out", "twice/out"),
-        ("twice.out-2", "twice/out-2"),
+        ("twice.output", "twice/output"),
+        ("twice.output-2", "twice/output-2"),
     ]
     # datagen's rate source cannot run AvailableNow: the runner stops each query after its rows.
     assert all(q["row_limit"] == 10 for q in document["queries"])

@@ -65,7 +65,7 @@ def orders_table(topic: str, name: str = "orders", bounded: bool = True, extra: 
         )"""
 
 
-def json_sink(topic: str, name: str = "out") -> str:
+def json_sink(topic: str, name: str = "output") -> str:
     return f"""
         CREATE TABLE {name} (id BIGINT, customer STRING, amount DOUBLE, doubled DOUBLE, part INT) WITH (
           'connector' = 'kafka', 'topic' = '{topic}', 'properties.bootstrap.servers' = '{{{{ var("brokers") }}}}',
@@ -154,11 +154,11 @@ def test_insert_runs_until_a_bounded_source_ends_and_reads_what_the_runner_reads
     spark.sql(orders_table(source))
     spark.sql(json_sink(via_sql))
 
-    query = spark.sql("INSERT INTO out SELECT id, customer, amount, doubled, part FROM orders")
+    query = spark.sql("INSERT INTO output SELECT id, customer, amount, doubled, part FROM orders")
 
     assert isinstance(query, StreamingQuery)
     assert not query.isActive and query.exception() is None
-    assert query.name == "session.out"
+    assert query.name == "session.output"
     from_sql = read_json_topic(kafka_bootstrap, via_sql)
     partitions = {r["id"]: r["part"] for r in from_sql}
     assert by_id(from_sql) == expected_rows(partitions)
@@ -176,7 +176,7 @@ def test_insert_runs_until_a_bounded_source_ends_and_reads_what_the_runner_reads
 
     pipeline = tmp_path / "copy.sql"
     pipeline.write_text(
-        ";\n".join([orders_table(source), json_sink(via_runner), "INSERT INTO out SELECT * FROM orders"]) + ";\n"
+        ";\n".join([orders_table(source), json_sink(via_runner), "INSERT INTO output SELECT * FROM orders"]) + ";\n"
     )
     shuffle = spark.conf.get("spark.sql.shuffle.partitions")
     try:

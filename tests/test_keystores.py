@@ -154,8 +154,8 @@ PIPELINE = """CREATE TABLE orders (id BIGINT) WITH (
   'properties.ssl.truststore.password' = '{password}',
   {extra}'format' = 'json'
 );
-CREATE TABLE out (id BIGINT) WITH ('connector' = 'blackhole');
-INSERT INTO out SELECT id FROM orders;
+CREATE TABLE output (id BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO output SELECT id FROM orders;
 """
 
 

@@ -13,9 +13,9 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 PIPELINE = """CREATE TABLE src (id INT, name STRING, at AS {computed}) WITH ('connector' = 'datagen');
-CREATE TABLE out (id INT, name STRING) WITH ('connector' = 'print');
+CREATE TABLE output (id INT, name STRING) WITH ('connector' = 'print');
 {declared}CREATE VIEW v AS SELECT id, {in_view} AS name FROM src;
-INSERT INTO out SELECT id, {in_insert} FROM v;
+INSERT INTO output SELECT id, {in_insert} FROM v;
 """
 GOOD = {"computed": "PROCTIME()", "declared": "", "in_view": "UPPER(name)", "in_insert": "CONCAT_WS('-', name)"}
 
@@ -29,7 +29,7 @@ def _errors(tmp_path: Path, **parts: str) -> list[str]:
 def test_an_unknown_function_is_an_error_at_its_call_with_a_suggestion(tmp_path: Path) -> None:
     assert _errors(tmp_path) == []
     (in_insert,) = _errors(tmp_path, in_insert="UPPPER(name)")
-    assert in_insert.startswith("4:28 unknown-function: No match found for function 'UPPPER'")
+    assert in_insert.startswith("4:31 unknown-function: No match found for function 'UPPPER'")
     assert "Did you mean 'upper'?" in in_insert
     (in_view,) = _errors(tmp_path, in_view="NO_SUCH_FN(name)")
     assert in_view.startswith("3:29 unknown-function: No match found for function 'NO_SUCH_FN'")

@@ -16,9 +16,9 @@ if TYPE_CHECKING:
 
 TABLES = (
     "CREATE TABLE src (a INT, t STRING) WITH ('connector' = 'datagen', 'number-of-rows' = '1');\n"
-    "CREATE TABLE out (x INT) WITH ('connector' = 'blackhole');\n"
+    "CREATE TABLE output (x INT) WITH ('connector' = 'blackhole');\n"
 )
-PREFIX = "INSERT INTO out SELECT "
+PREFIX = "INSERT INTO output SELECT "
 
 NESTED = {
     "parentheses": lambda n: "(" * n + "a" + ")" * n,
@@ -36,7 +36,7 @@ CHAINS = {
 
 
 def check(tmp_path: Path, capsys: pytest.CaptureFixture[str], expression: str) -> tuple[int, list[dict[str, object]]]:
-    """Validate and explain `INSERT INTO out SELECT <expression> FROM src`; the exit code (the same for both) and
+    """Validate and explain `INSERT INTO output SELECT <expression> FROM src`; the exit code (the same for both) and
     the diagnostics."""
     path = tmp_path / "nested.sql"
     path.write_text(TABLES + PREFIX + expression + " FROM src;\n", encoding="utf-8")
@@ -102,7 +102,7 @@ def test_a_hundred_levels_run_on_spark(
     path.write_text(
         "CREATE TABLE src (a BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '3',\n"
         "  'fields.a.kind' = 'sequence', 'fields.a.start' = '1', 'fields.a.end' = '3');\n"
-        "CREATE TABLE out (x BIGINT) WITH ('connector' = 'print');\n"
+        "CREATE TABLE output (x BIGINT) WITH ('connector' = 'print');\n"
         f"{PREFIX}{NESTED[kind](100)} FROM src;\n",
         encoding="utf-8",
     )

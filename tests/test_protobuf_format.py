@@ -74,8 +74,8 @@ def _errors(tmp_path: Path, columns: str, options: dict[str, str]) -> list[str]:
     path.write_text(
         f"CREATE TABLE src ({columns}) WITH ('connector' = 'kafka', 'topic' = 't', 'scan.startup.mode' = "
         f"'earliest-offset', 'properties.bootstrap.servers' = 'localhost:9092', {with_clause});\n"
-        "CREATE TABLE out (id BIGINT) WITH ('connector' = 'blackhole');\n"
-        "INSERT INTO out SELECT id FROM src;\n"
+        "CREATE TABLE output (id BIGINT) WITH ('connector' = 'blackhole');\n"
+        "INSERT INTO output SELECT id FROM src;\n"
     )
     return [f"{d.code}: {d.message}" for d in compile_file(path).errors]
 

@@ -96,8 +96,8 @@ def test_mistakes_in_a_run_are_reported_before_anything_runs(run_pipeline: RunPi
     endless = tmp_path / "endless.sql"
     endless.write_text(
         "CREATE TABLE gen (id BIGINT) WITH ('connector' = 'datagen');\n"
-        "CREATE TABLE out (id BIGINT) WITH ('connector' = 'blackhole');\n"
-        "INSERT INTO out SELECT id FROM gen;\n"
+        "CREATE TABLE output (id BIGINT) WITH ('connector' = 'blackhole');\n"
+        "INSERT INTO output SELECT id FROM gen;\n"
     )
     with pytest.raises(PipelineRunError, match="reads unbounded table\\(s\\) gen; a test run needs bounded sources"):
         run_pipeline(endless)

@@ -265,8 +265,8 @@ def test_function_call_mistakes_are_reported_by_validate(
         "CREATE FUNCTION words AS 'pricing.words' LANGUAGE PYTHON;\n"
         "CREATE FUNCTION twice AS 'pricing.twice' LANGUAGE PYTHON;\n"
         "CREATE TABLE notes (id BIGINT, text STRING) WITH ('connector' = 'datagen', 'number-of-rows' = '1');\n"
-        "CREATE TABLE out (id BIGINT, x STRING) WITH ('connector' = 'print');\n"
-        f"INSERT INTO out {query};\n"
+        "CREATE TABLE output (id BIGINT, x STRING) WITH ('connector' = 'print');\n"
+        f"INSERT INTO output {query};\n"
     )
 
     assert cli.main(["validate", str(path), "--format", "json"]) == 1

@@ -369,12 +369,12 @@ def between_suite(minimum: float) -> str:
 FORMS = {
     "inline": (
         "non_negative",
-        "ALTER TABLE out SET ('quality.results.path' = '{results}');\n",
+        "ALTER TABLE output SET ('quality.results.path' = '{results}');\n",
         ("CONSTRAINT non_negative EXPECT (amount >= 0)", "CONSTRAINT non_negative EXPECT (amount >= -10)"),
     ),
     "suite": (
         "expect_column_values_to_be_between(amount)",
-        "ALTER TABLE out SET ('quality.suite' = 'suite.json', 'quality.results.path' = '{results}');\n",
+        "ALTER TABLE output SET ('quality.suite' = 'suite.json', 'quality.results.path' = '{results}');\n",
         (between_suite(0), between_suite(-10)),
     ),
 }
@@ -404,24 +404,25 @@ def test_fail_stops_the_batch_then_a_fixed_rule_reprocesses_it_exactly_once(
         source = kafka_source("orders", orders, kafka_bootstrap, f", 'properties.group.id' = '{group}'")
         (tmp_path / "p.sql").write_text(
             source
-            + f"CREATE TABLE out (id BIGINT, amount DOUBLE{inline}) WITH ('connector' = 'kafka', 'topic' = '{out}',\n"
+            + f"CREATE TABLE output (id BIGINT, amount DOUBLE{inline}) WITH ('connector' = 'kafka', "
+            f"'topic' = '{out}',\n"
             f"  'properties.bootstrap.servers' = '{kafka_bootstrap}', 'format' = 'json');\n"
             + options.format(results=results)
-            + "INSERT INTO out SELECT id, amount FROM orders;\n"
+            + "INSERT INTO output SELECT id, amount FROM orders;\n"
         )
 
     write_pipeline(failing)
     run = ["run", str(tmp_path / "p.sql"), "--checkpoint-dir", str(tmp_path / "cp"), "--timeout", "240"]
     assert main(run) == EXIT_QUALITY
     report = capsys.readouterr().err
-    assert "Data-quality gate stopped query 'p.out' at batch 0 (table 'out', 5 rows)" in report
+    assert "Data-quality gate stopped query 'p.output' at batch 0 (table 'output', 5 rows)" in report
     assert f"expectation '{name}'" in report
     assert "2 of 5 rows violate it" in report
     assert f"id=2, amount=-5.0  (topic {orders}, partition 0, offset 1)" in report
     assert f"id=5, amount=-1.0  (topic {orders}, partition 1, offset 1)" in report
     assert read_topic(kafka_bootstrap, out) == []  # nothing written
     assert committed_offsets(kafka_bootstrap, group, orders) == {0: None, 1: None}  # no offset moved on
-    failed = json.loads((results / "p.out" / "batch-000000000000.json").read_text())
+    failed = json.loads((results / "p.output" / "batch-000000000000.json").read_text())
     assert failed["status"] == "failed" and failed["failure"].startswith("Data-quality gate stopped")
 
     # Fix the rule; meanwhile two more records arrived. Batch 0 runs again with the same offsets.
@@ -431,7 +432,7 @@ def test_fail_stops_the_batch_then_a_fixed_rule_reprocesses_it_exactly_once(
     written = sorted(value["id"] for *_, value in read_topic(kafka_bootstrap, out))
     assert written == [1, 2, 3, 4, 5, 6, 99]  # every record exactly once
     assert committed_offsets(kafka_bootstrap, group, orders) == {0: 3, 1: 4}
-    passed = json.loads((results / "p.out" / "batch-000000000000.json").read_text())
+    passed = json.loads((results / "p.output" / "batch-000000000000.json").read_text())
     assert passed["status"] == "passed" and passed["rows"]["checked"] == 5
     # The batch was cached uncompressed in the query's own session; the user's keeps Spark's default.
     assert spark.conf.get("spark.sql.inMemoryColumnarStorage.compressed") == "true"

@@ -328,7 +328,7 @@ def test_bundled_macros_render_sql_that_sqlglot_parses(tmp_path: Path) -> None:
         "{{ kafka.kafka_source('any', none, {'v': 'STRING'}, startup_mode='latest-offset', format='raw',\n"
         "    extra={'topic-pattern': 'orders-.*'}) }};\n"
         "{{ kafka.kafka_sink('out', 'out', {'id': 'BIGINT'}, delivery_guarantee='none') }};\n"
-        "INSERT INTO out SELECT id FROM orders;\n"
+        "INSERT INTO output SELECT id FROM orders;\n"
     )
     sql = render_file(tmp_path, text).text
     assert len(sqlglot.tokenize(sql, read="spark")) > 50

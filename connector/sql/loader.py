@@ -20,7 +20,7 @@ from typing import TypeVar
 from sqlglot import exp
 
 from connector.diagnostics import Diagnostic, PipelineError, Position
-from connector.sql import python_functions
+from connector.sql import python_functions, reserved
 from connector.sql.catalog import (
     Column,
     ColumnKind,
@@ -74,6 +74,9 @@ class _Loader:
     def load(self, statements: Iterable[ParsedStatement]) -> None:
         for st in statements:
             where = self.pos(st.line, st.column)
+            for identifier in reserved.unquoted_reserved(st.expression):
+                at = self.node_pos(identifier, where)
+                self.diagnostics.append(Diagnostic.at(at, "reserved-word", reserved.message(identifier), "warning"))
             self.statement(st.expression, where)
 
     def statement(self, node: exp.Expr, where: Position) -> None:

@@ -13,7 +13,7 @@ CREATE TABLE pageviews (
 
 CREATE TABLE pageviews_per_user (
   user_id BIGINT,
-  views BIGINT,
+  `views` BIGINT,
   PRIMARY KEY (user_id) NOT ENFORCED
 ) WITH (
   'connector' = 'upsert-kafka',
@@ -23,4 +23,4 @@ CREATE TABLE pageviews_per_user (
   'value.format' = 'json'
 );
 
-INSERT INTO pageviews_per_user SELECT user_id, COUNT(*) AS views FROM pageviews GROUP BY user_id;
+INSERT INTO pageviews_per_user SELECT user_id, COUNT(*) AS `views` FROM pageviews GROUP BY user_id;
