@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.slow
 
 PIPELINE = """
-CREATE TABLE orders (id BIGINT, customer STRING, amount DECIMAL(10, 2), at TIMESTAMP(3)) WITH (
+CREATE TABLE orders (id BIGINT, customer STRING, amount DECIMAL(10, 2), `at` TIMESTAMP(3)) WITH (
   'connector' = 'kafka', 'topic' = '{{ var("topic") }}', 'properties.bootstrap.servers' = '{{ var("brokers") }}',
   'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json'
 );
@@ -136,9 +136,9 @@ def test_partitioned_appends_behind_a_quality_gate_are_written_once_when_a_batch
     path = tmp_path / "order_log"
     variables = {
         "topic": topic, "brokers": kafka_bootstrap, "path": str(path), "partitioned": "PARTITIONED BY (customer)",
-        "columns": "id BIGINT, customer STRING, amount DECIMAL(10, 2), at TIMESTAMP(3), "
+        "columns": "id BIGINT, customer STRING, amount DECIMAL(10, 2), `at` TIMESTAMP(3), "
                    "CONSTRAINT priced EXPECT (amount IS NOT NULL) ON VIOLATION DROP ROW",
-        "query": "SELECT id, customer, amount, at FROM orders",
+        "query": "SELECT id, customer, amount, `at` FROM orders",
     }  # fmt: skip
     assert _run(capsys, tmp_path, variables).code == 0
     rows = rows_of(path, "id")

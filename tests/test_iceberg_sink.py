@@ -61,7 +61,7 @@ def read_iceberg() -> Callable[[Path, str, str], IcebergTable]:
 
 
 PIPELINE = """
-CREATE TABLE orders (id BIGINT, customer STRING, amount DECIMAL(10, 2), at TIMESTAMP(3)) WITH (
+CREATE TABLE orders (id BIGINT, customer STRING, amount DECIMAL(10, 2), `at` TIMESTAMP(3)) WITH (
   'connector' = 'kafka', 'topic' = '{{ var("topic") }}', 'properties.bootstrap.servers' = '{{ var("brokers") }}',
   'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json'
 );
@@ -123,7 +123,7 @@ def test_a_group_by_lands_as_flinks_final_table_upserted_by_primary_key(
 
 
 CATALOG_PIPELINE = """
-CREATE TABLE orders (id BIGINT, customer STRING, amount DECIMAL(10, 2), at TIMESTAMP(3)) WITH (
+CREATE TABLE orders (id BIGINT, customer STRING, amount DECIMAL(10, 2), `at` TIMESTAMP(3)) WITH (
   'connector' = 'kafka', 'topic' = '{{ var("topic") }}', 'properties.bootstrap.servers' = '{{ var("brokers") }}',
   'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json'
 );
@@ -244,9 +244,9 @@ def test_partitioned_appends_behind_a_quality_gate_are_written_once_when_a_batch
     topic = _orders(topic_factory, produce)
     variables = {
         "topic": topic, "brokers": kafka_bootstrap, "table": "order_log", "partitioned": "PARTITIONED BY (customer)",
-        "columns": "id BIGINT, customer STRING, amount DECIMAL(10, 2), at TIMESTAMP(3), "
+        "columns": "id BIGINT, customer STRING, amount DECIMAL(10, 2), `at` TIMESTAMP(3), "
                    "CONSTRAINT priced EXPECT (amount IS NOT NULL) ON VIOLATION DROP ROW",
-        "query": "SELECT id, customer, amount, at FROM orders",
+        "query": "SELECT id, customer, amount, `at` FROM orders",
     }  # fmt: skip
     assert _run(capsys, tmp_path, variables).code == 0
     table = read_iceberg(tmp_path / "lake", "shop", "order_log")

@@ -29,7 +29,7 @@ def sql(db: postgres.PostgresInfo, statement: str) -> list[list[str | None]]:
 
 
 PIPELINE = """
-CREATE TABLE orders (id BIGINT, customer STRING, amount DECIMAL(10, 2), at TIMESTAMP(3)) WITH (
+CREATE TABLE orders (id BIGINT, customer STRING, amount DECIMAL(10, 2), `at` TIMESTAMP(3)) WITH (
   'connector' = 'kafka', 'topic' = '{{ var("topic") }}', 'properties.bootstrap.servers' = '{{ var("brokers") }}',
   'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json'
 );
@@ -110,9 +110,9 @@ def test_appends_behind_a_quality_gate_are_written_once_when_a_batch_is_replayed
     topic = _orders(topic_factory, produce)
     variables = {
         "topic": topic, "brokers": kafka_bootstrap, "table": "order_log",
-        "columns": "id BIGINT, customer STRING, amount DECIMAL(10, 2), at TIMESTAMP(3), "
+        "columns": "id BIGINT, customer STRING, amount DECIMAL(10, 2), `at` TIMESTAMP(3), "
                    "CONSTRAINT priced EXPECT (amount IS NOT NULL) ON VIOLATION DROP ROW",
-        "query": "SELECT id, customer, amount, at FROM orders",
+        "query": "SELECT id, customer, amount, `at` FROM orders",
     }  # fmt: skip
     assert _run(capsys, tmp_path, database, variables).code == 0
     rows = sql(database, "SELECT id, customer, amount, at FROM order_log ORDER BY id")

@@ -12,7 +12,7 @@ from connector.sql.known_functions import SPARK_FUNCTIONS_FILE, listed
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-PIPELINE = """CREATE TABLE src (id INT, name STRING, at AS {computed}) WITH ('connector' = 'datagen');
+PIPELINE = """CREATE TABLE src (id INT, name STRING, ts AS {computed}) WITH ('connector' = 'datagen');
 CREATE TABLE output (id INT, name STRING) WITH ('connector' = 'print');
 {declared}CREATE VIEW v AS SELECT id, {in_view} AS name FROM src;
 INSERT INTO output SELECT id, {in_insert} FROM v;

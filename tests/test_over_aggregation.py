@@ -23,7 +23,7 @@ CREATE TABLE clicks (
   'connector' = 'kafka', 'topic' = '{{ var("clicks") }}', 'properties.bootstrap.servers' = '{{ var("brokers") }}',
   'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json'
 );
-CREATE TABLE totals (user_id STRING, n INT, running BIGINT, total INT) WITH ('connector' = 'print');
+CREATE TABLE totals (user_id STRING, n INT, cnt BIGINT, total INT) WITH ('connector' = 'print');
 {{ var("query") }};
 """
 RUNNING = """INSERT INTO totals SELECT user_id, n,
@@ -55,7 +55,8 @@ def test_processing_time_frames_continue_across_runs_through_a_view(
     path.write_text(PIPELINE)
     # Through a view: each INSERT reads a view with an OVER window as a subquery (its operator exists per query).
     through_view = (
-        RUNNING.replace("INSERT INTO totals", "CREATE VIEW running AS") + ";\nINSERT INTO totals SELECT * FROM running"
+        RUNNING.replace("INSERT INTO totals", "CREATE VIEW running_totals AS")
+        + ";\nINSERT INTO totals SELECT * FROM running_totals"
     )
     variables = {"clicks": clicks, "brokers": kafka_bootstrap, "query": through_view}
 
