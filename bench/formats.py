@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable
@@ -164,6 +165,7 @@ def main() -> None:
     finally:
         registry.stop(schemas)
         broker.stop(work / "broker")
+        shutil.rmtree(work, ignore_errors=True)  # the broker's data and the checkpoints (GBs at 10M records)
     base = results["json"]
     print(f"\n{args.records:,} records, {PARTITIONS} partitions, kafka-sql run (local[*])")
     print(f"{'format':<16}{'wall s':>9}{'first s':>9}{'records/s':>12}{'rate vs json':>14}")

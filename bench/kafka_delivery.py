@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import shutil
 import statistics
 import sys
 import tempfile
@@ -68,6 +69,7 @@ def main() -> None:
                 print(f"{run}: {wall:.1f} s", flush=True)
     finally:
         broker.stop(work / "broker")
+        shutil.rmtree(work, ignore_errors=True)  # the broker's data and the checkpoints (GBs at 10M records)
     batches = math.ceil(args.records / args.batch)
     base = statistics.median(walls["at-least-once"])
     print(f"\n{args.records:,} records, {PARTITIONS} partitions, about {batches} micro-batches of {args.batch:,}, "

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -143,6 +144,7 @@ def main() -> None:
             results.append((size, median(runs["flink"]), median(runs["kafka-sql"])))
     finally:
         broker.stop(work / "broker")
+        shutil.rmtree(work, ignore_errors=True)  # the broker's data and the checkpoints (GBs at 10M records)
     print(f"\nFlink 2.3 (parallelism {cores}) against kafka-sql (local[*]) on {cores} cores, medians of "
           f"{args.repeats}; ratios: kafka-sql / Flink")
     print(f"{'records':>10} {'engine':>10} {'wall s':>8} {'first s':>8} {'records/s':>11}")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -104,6 +105,7 @@ def main() -> None:
             print(f"{name}: {walls[name]:.1f} s", flush=True)
     finally:
         broker.stop(work / "broker")
+        shutil.rmtree(work, ignore_errors=True)  # the broker's data and the checkpoints (GBs at 10M records)
     base = walls["projection"]
     print(f"\n{args.records:,} records ({args.keys:,} keys), {PARTITIONS} partitions, kafka-sql run (local[*])")
     print(f"{'pipeline':<32}{'wall s':>9}{'records/s':>12}{'vs projection':>15}")

@@ -14,6 +14,7 @@ micro-batches. Prints wall seconds, records/s, the ratio to the blackhole run an
 from __future__ import annotations
 
 import argparse
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -95,6 +96,7 @@ def main() -> None:
             print(f"{name}: {wall:.1f} s", flush=True)
     finally:
         broker.stop(work / "broker")
+        shutil.rmtree(work, ignore_errors=True)  # the broker's data and the checkpoints (GBs at 10M records)
     base = results["blackhole (baseline)"]
     print(f"\n{args.records:,} records ({args.keys:,} keys), {PARTITIONS} partitions, micro-batches of {args.batch:,}, "
           "kafka-sql run (local[*])")
