@@ -91,17 +91,27 @@ END;
 
 
 def start_run(sql: Path, checkpoint: Path, log: Path, variables: dict[str, str]) -> subprocess.Popen[bytes]:
-    """`kafka-sql run` in its own process group (so a signal reaches the JVM and the Python workers too)."""
+    """`kafka-sql run` in its own process group (so a signal reaches the JVM and the Python workers too). Its
+    temporary folders (Spark's, the JVM's, Python's) go next to `checkpoint`: a killed run cannot remove them."""
     args = [str(KAFKA_SQL), "run", str(sql), "--checkpoint-dir", str(checkpoint)]
     for key, value in variables.items():
         args += ["--var", f"{key}={value}"]
+    scratch = checkpoint.parent / "scratch"
+    scratch.mkdir(exist_ok=True)
+    java_options = f"{os.environ.get('JAVA_TOOL_OPTIONS', '')} -Djava.io.tmpdir={scratch}".strip()
     with log.open("ab") as out:
         return subprocess.Popen(
             args,
             stdout=out,
             stderr=subprocess.STDOUT,
             cwd=sql.parent,
-            env={**os.environ, "PYSPARK_PYTHON": sys.executable},
+            env={
+                **os.environ,
+                "PYSPARK_PYTHON": sys.executable,
+                "TMPDIR": str(scratch),
+                "SPARK_LOCAL_DIRS": str(scratch),
+                "JAVA_TOOL_OPTIONS": java_options,
+            },
             start_new_session=True,
         )
 
