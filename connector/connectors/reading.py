@@ -44,7 +44,6 @@ from connector.sql.types import spark_type
 T = TypeVar("T")
 TOPIC, PARTITION, OFFSET, DELETED = "__topic", "__partition", "__offset", DELETED_COLUMN
 UPDATE_BEFORE, UPDATE_AFTER = UPDATE_BEFORE_COLUMN, UPDATE_AFTER_COLUMN
-HIDDEN_COLUMNS = (TOPIC, PARTITION, OFFSET, DELETED, UPDATE_BEFORE, UPDATE_AFTER)
 KEY_PROBLEM, VALUE_PROBLEM, MALFORMED, KEEP = "__key_problem", "__value_problem", "__malformed", "__keep"
 HIDDEN_RAW_KEY, HIDDEN_RAW_VALUE = "__raw_key", "__raw_value"
 RAW_KEY, RAW_VALUE = "raw_key", "raw_value"

@@ -38,8 +38,6 @@ from connector.connectors.kafka.settings import SourceSettings
 
 log = logging.getLogger(__name__)
 
-COMMIT_TIMEOUT_SECONDS = 30.0
-
 
 class CommitMode(Enum):
     ON_CHECKPOINTS = "ON_CHECKPOINTS"
