@@ -20,9 +20,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import shutil
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -39,6 +37,7 @@ sys.path.insert(0, str(HERE))
 from race import PARTITIONS, record  # noqa: E402
 from race_flink import Run, median, race_once  # noqa: E402
 from race_spark import THRESHOLD  # noqa: E402
+from workspace import broker_workspace  # noqa: E402
 
 COLUMNS = "id BIGINT, customer STRING, amount DOUBLE, ts BIGINT"
 PIPELINE = """
@@ -134,38 +133,35 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--formats", nargs="+", choices=FORMATS, default=list(FORMATS), help="json is the baseline")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="race-formats-"))
-    info = broker.start(work / "broker", on_progress=print)
-    schemas = registry.start(work / "registry")
-    results: dict[str, Run] = {}
-    descriptor = _descriptor(work)
-    extras = {
-        "avro-json": ", 'avro.encoding' = 'json'",
-        "avro-confluent": f", 'avro-confluent.url' = '{schemas.url}'",
-        "protobuf": f", 'protobuf.descriptor-file' = '{descriptor}', 'protobuf.message-class-name' = 'bench.Order'",
-    }
-    try:
-        for fmt in ["json", *(f for f in args.formats if f != "json")]:
-            source = f"race-formats-{fmt}"
-            broker.create_topic(info.bootstrap, source, partitions=PARTITIONS)
-            expected = produce(info.bootstrap, source, args.records, fmt, schemas.url, descriptor)
-            runs = []
-            for repeat in range(args.repeats):
-                sink = f"race-formats-out-{fmt}-{repeat}"
-                extra = extras.get(fmt, "")
-                sql = work / f"{fmt.replace('-', '_')}_{repeat}.sql"
-                option = FORMAT_OF.get(fmt, fmt)
-                sql.write_text(PIPELINE.format(columns=COLUMNS, source=source, sink=sink, bootstrap=info.bootstrap,
-                                               fmt=option, extra=extra, threshold=THRESHOLD))  # fmt: skip
-                command = [str(Path(sys.executable).with_name("kafka-sql")), "run", str(sql),
-                           "--checkpoint-dir", str(work / f"cp-{fmt}-{repeat}")]  # fmt: skip
-                runs.append(race_once(fmt, command, info.bootstrap, sink, expected))
-            results[fmt] = median(runs)
-            print(f"{fmt}: {results[fmt]}", flush=True)
-    finally:
-        registry.stop(schemas)
-        broker.stop(work / "broker")
-        shutil.rmtree(work, ignore_errors=True)  # the broker's data and the checkpoints (GBs at 10M records)
+    with broker_workspace("race-formats-") as (work, info):
+        schemas = registry.start(work / "registry")
+        results: dict[str, Run] = {}
+        descriptor = _descriptor(work)
+        extras = {
+            "avro-json": ", 'avro.encoding' = 'json'",
+            "avro-confluent": f", 'avro-confluent.url' = '{schemas.url}'",
+            "protobuf": f", 'protobuf.descriptor-file' = '{descriptor}', 'protobuf.message-class-name' = 'bench.Order'",
+        }
+        try:
+            for fmt in ["json", *(f for f in args.formats if f != "json")]:
+                source = f"race-formats-{fmt}"
+                broker.create_topic(info.bootstrap, source, partitions=PARTITIONS)
+                expected = produce(info.bootstrap, source, args.records, fmt, schemas.url, descriptor)
+                runs = []
+                for repeat in range(args.repeats):
+                    sink = f"race-formats-out-{fmt}-{repeat}"
+                    extra = extras.get(fmt, "")
+                    sql = work / f"{fmt.replace('-', '_')}_{repeat}.sql"
+                    option = FORMAT_OF.get(fmt, fmt)
+                    sql.write_text(PIPELINE.format(columns=COLUMNS, source=source, sink=sink, bootstrap=info.bootstrap,
+                                                   fmt=option, extra=extra, threshold=THRESHOLD))  # fmt: skip
+                    command = [str(Path(sys.executable).with_name("kafka-sql")), "run", str(sql),
+                               "--checkpoint-dir", str(work / f"cp-{fmt}-{repeat}")]  # fmt: skip
+                    runs.append(race_once(fmt, command, info.bootstrap, sink, expected))
+                results[fmt] = median(runs)
+                print(f"{fmt}: {results[fmt]}", flush=True)
+        finally:
+            registry.stop(schemas)
     base = results["json"]
     print(f"\n{args.records:,} records, {PARTITIONS} partitions, kafka-sql run (local[*])")
     print(f"{'format':<16}{'wall s':>9}{'first s':>9}{'records/s':>12}{'rate vs json':>14}")

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import argparse
 import math
-import shutil
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 from stateful import PARTITIONS, produce
 from table_sinks import timed
+from workspace import broker_workspace
 
 from connector.dev import broker
 
@@ -45,10 +44,8 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=5_000)
     parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="bench-kafka-delivery-"))
-    info = broker.start(work / "broker", on_progress=print)
-    walls: dict[str, list[float]] = {guarantee: [] for guarantee in GUARANTEES}
-    try:
+    with broker_workspace("bench-kafka-delivery-") as (work, info):
+        walls: dict[str, list[float]] = {guarantee: [] for guarantee in GUARANTEES}
         for topic in ("bench-stateful-src", "bench-stateful-latest"):
             broker.create_topic(info.bootstrap, topic, partitions=PARTITIONS)
         produce(info.bootstrap, args.records, keys=1000)
@@ -67,9 +64,6 @@ def main() -> None:
                     raise RuntimeError(f"{run} failed:\n{err[-3000:]}")
                 walls[guarantee].append(wall)
                 print(f"{run}: {wall:.1f} s", flush=True)
-    finally:
-        broker.stop(work / "broker")
-        shutil.rmtree(work, ignore_errors=True)  # the broker's data and the checkpoints (GBs at 10M records)
     batches = math.ceil(args.records / args.batch)
     base = statistics.median(walls["at-least-once"])
     print(f"\n{args.records:,} records, {PARTITIONS} partitions, about {batches} micro-batches of {args.batch:,}, "

@@ -23,15 +23,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from confluent_kafka import Producer
+from workspace import broker_workspace
 
 from connector.dev import broker
 from connector.planning.plan import build
@@ -190,9 +189,7 @@ def main() -> None:
     args = parser.parse_args()
     count = args.batches * args.rows_per_batch
 
-    work = Path(tempfile.mkdtemp(prefix="quality-gate-bench-"))
-    info = broker.start(work / "broker", port=0, on_progress=print)
-    try:
+    with broker_workspace("quality-gate-bench-") as (work, info):
         topic = f"bench-{int(time.time())}"
         broker.create_topic(info.bootstrap, topic, partitions=PARTITIONS)
         started = time.perf_counter()
@@ -232,9 +229,6 @@ def main() -> None:
         print(f"ratio b/a: {ratio:.3f} (target <= {TARGET}: {'met' if ratio <= TARGET else 'NOT met'})")
         print(f"ratio of each repeat's pair of runs: {', '.join(f'{r:.3f}' for r in pairs)}")
         print(f"CPU time ratio b/a: {cpu_gated / cpu_plain:.3f}")
-    finally:
-        broker.stop(work / "broker")
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -31,11 +31,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -49,6 +47,7 @@ from connector.dev import broker
 sys.path.insert(0, str(Path(__file__).parent))
 from procs import Monitor
 from race_spark import CASES, THRESHOLD
+from workspace import broker_workspace
 
 PARTITIONS = 4
 WARMUP_RECORDS = 20_000
@@ -134,9 +133,7 @@ def main() -> None:
     if args.profile and not Path(sys.executable).with_name("py-spy").exists():
         sys.exit("--profile needs py-spy in the venv: .venv/bin/pip install py-spy")
 
-    work = Path(tempfile.mkdtemp(prefix="race-"))
-    info = broker.start(work / "broker", on_progress=print)
-    try:
+    with broker_workspace("race-") as (work, info):
         topics = {
             name: _topic(info.bootstrap, name, count)
             for name, count in (("race", args.records), ("warmup", WARMUP_RECORDS))
@@ -166,9 +163,6 @@ def main() -> None:
         report(args.records, raw, [json.loads(line) for line in (work / "results.jsonl").read_text().splitlines()])
         for case in config["profile"]:
             print_profile(work / f"profile-{case}.txt", CASES[case])
-    finally:
-        broker.stop(work / "broker")
-        shutil.rmtree(work, ignore_errors=True)
 
 
 def _topic(bootstrap: str, name: str, count: int) -> dict[str, int | str]:

@@ -23,11 +23,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +41,7 @@ sys.path.insert(0, str(REPO / "tests" / "conformance"))
 from race import PARTITIONS, produce  # noqa: E402
 from race_spark import THRESHOLD  # noqa: E402
 from record_flink import flink_jars  # noqa: E402
+from workspace import broker_workspace  # noqa: E402
 
 PIPELINE = """SET 'parallelism.default' = '{parallelism}';
 
@@ -114,10 +113,8 @@ def main() -> None:
         sys.exit("needs Flink's environment: make .flink-venv/.installed (or FLINK_PYTHON)")
     jars = flink_jars()
     cores = os.cpu_count() or 1
-    work = Path(tempfile.mkdtemp(prefix="race-flink-"))
-    info = broker.start(work / "broker", on_progress=print)
-    results: list[tuple[int, Run, Run]] = []
-    try:
+    with broker_workspace("race-flink-") as (work, info):
+        results: list[tuple[int, Run, Run]] = []
         for size in args.records:
             source = f"race-flink-src-{size}"
             broker.create_topic(info.bootstrap, source, partitions=PARTITIONS)
@@ -142,9 +139,6 @@ def main() -> None:
                     print(f"{run}: wall {result.wall:.1f} s, first output {result.first:.1f} s, "
                           f"{result.rate:,.0f} records/s", flush=True)
             results.append((size, median(runs["flink"]), median(runs["kafka-sql"])))
-    finally:
-        broker.stop(work / "broker")
-        shutil.rmtree(work, ignore_errors=True)  # the broker's data and the checkpoints (GBs at 10M records)
     print(f"\nFlink 2.3 (parallelism {cores}) against kafka-sql (local[*]) on {cores} cores, medians of "
           f"{args.repeats}; ratios: kafka-sql / Flink")
     print(f"{'records':>10} {'engine':>10} {'wall s':>8} {'first s':>8} {'records/s':>11}")

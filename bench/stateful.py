@@ -15,14 +15,13 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from confluent_kafka import Producer
+from workspace import broker_workspace
 
 from connector.dev import broker
 
@@ -85,10 +84,8 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--keys", type=int, default=1000)
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="bench-stateful-"))
-    info = broker.start(work / "broker", on_progress=print)
-    walls: dict[str, float] = {}
-    try:
+    with broker_workspace("bench-stateful-") as (work, info):
+        walls: dict[str, float] = {}
         for topic in ("bench-stateful-src", "bench-stateful-latest", "bench-stateful-changes"):
             broker.create_topic(info.bootstrap, topic, partitions=PARTITIONS)
         produce(info.bootstrap, args.records, args.keys)
@@ -103,9 +100,6 @@ def main() -> None:
             if done.returncode != 0:
                 raise RuntimeError(f"{name} failed:\n{done.stderr[-3000:]}")
             print(f"{name}: {walls[name]:.1f} s", flush=True)
-    finally:
-        broker.stop(work / "broker")
-        shutil.rmtree(work, ignore_errors=True)  # the broker's data and the checkpoints (GBs at 10M records)
     base = walls["projection"]
     print(f"\n{args.records:,} records ({args.keys:,} keys), {PARTITIONS} partitions, kafka-sql run (local[*])")
     print(f"{'pipeline':<32}{'wall s':>9}{'records/s':>12}{'vs projection':>15}")

@@ -14,7 +14,6 @@ micro-batches. Prints wall seconds, records/s, the ratio to the blackhole run an
 from __future__ import annotations
 
 import argparse
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from procs import descendants, high_water_mark, role, snapshot
 from stateful import PARTITIONS, produce
+from workspace import broker_workspace
 
 from connector.dev import broker
 
@@ -76,10 +76,8 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=1000)
     parser.add_argument("--batch", type=int, default=50_000)
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="bench-table-sinks-"))
-    info = broker.start(work / "broker", on_progress=print)
-    results: dict[str, tuple[float, float, float]] = {}
-    try:
+    with broker_workspace("bench-table-sinks-") as (work, info):
+        results: dict[str, tuple[float, float, float]] = {}
         for topic in ("bench-stateful-src", "bench-stateful-latest"):
             broker.create_topic(info.bootstrap, topic, partitions=PARTITIONS)
         produce(info.bootstrap, args.records, args.keys)
@@ -94,9 +92,6 @@ def main() -> None:
                 raise RuntimeError(f"{name} failed:\n{err[-3000:]}")
             results[name] = (wall, peaks["driver"] / 2**20, peaks["jvm"] / 2**20)
             print(f"{name}: {wall:.1f} s", flush=True)
-    finally:
-        broker.stop(work / "broker")
-        shutil.rmtree(work, ignore_errors=True)  # the broker's data and the checkpoints (GBs at 10M records)
     base = results["blackhole (baseline)"]
     print(f"\n{args.records:,} records ({args.keys:,} keys), {PARTITIONS} partitions, micro-batches of {args.batch:,}, "
           "kafka-sql run (local[*])")
