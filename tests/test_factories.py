@@ -220,6 +220,14 @@ def test_invalid_startup_mode_lists_the_modes_and_suggests_one() -> None:
     assert "Did you mean 'earliest-offset'?" in d.message
 
 
+def test_invalid_startup_mode_is_one_error_not_also_group_offsets_default() -> None:
+    """An invalid mode is not Flink's default 'group-offsets': no 'group.id is required' besides the value's error."""
+    options = {k: v for k, v in kafka(scan_startup_mode="earliest").items() if k != "properties.group.id"}
+    table = make_table(options)
+    errors = validate_table(table) + validate_source(table)
+    assert [d.code for d in errors] == ["invalid-option-value"]
+
+
 def test_timestamp_millis_must_be_a_number() -> None:
     table = make_table(kafka(scan_startup_mode="timestamp", scan_startup_timestamp__millis="yesterday"))
     d = only_error(table, "invalid-option-value", "scan.startup.timestamp-millis")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
@@ -109,12 +109,14 @@ class ResolvedOptions:
         values: Mapping[str, Any],
         spellings: Mapping[str, str],
         raw: Mapping[str, str],
+        invalid: Iterable[str] = (),
     ) -> None:
         self.owner = owner
         self._declared = {option.key: option for option in declared}
         self._values = dict(values)
         self._spellings = dict(spellings)
         self.raw = dict(raw)
+        self._invalid = frozenset(invalid)
 
     def get(self, option: ConfigOption[T]) -> T | None:
         if option.key not in self._declared:
@@ -133,6 +135,11 @@ class ResolvedOptions:
     def is_set(self, option: ConfigOption[Any]) -> bool:
         """True when the table sets the option itself (under any of its spellings)."""
         return option.key in self._spellings
+
+    def is_invalid(self, option: ConfigOption[Any]) -> bool:
+        """True when the table sets the option to a value that does not parse (reported already): a rule that reads
+        the option's default in its place must not report about that default."""
+        return option.key in self._invalid
 
     def spelling(self, key: str) -> str | None:
         """The key as written in the table for declared option `key` (it may be a synonym)."""

@@ -178,12 +178,12 @@ class Factory:
         """Typed options with defaults, leniently: invalid values are reported and treated as unset."""
         declared = _expand_templates(self.options, table)
         forbidden = set(self.forbidden)
-        values, spellings, diagnostics = _parse_options(table, declared, "", forbidden)
+        values, spellings, invalid, diagnostics = _parse_options(table, declared, "", forbidden)
         for fixed in self.fixed:
             declared.append(fixed.option)
             values[fixed.option.key] = fixed.value
         resolved = ResolvedOptions(
-            f"connector '{self.identifier}'", declared, values, spellings, table.options
+            f"connector '{self.identifier}'", declared, values, spellings, table.options, invalid
         )
         return resolved, diagnostics
 
@@ -350,10 +350,12 @@ def _unknown_column_template(key: str, options: Sequence[ConfigOption[Any]], tab
 
 def _parse_options(
     table: Table, declared: Sequence[ConfigOption[Any]], prefix: str, forbidden: set[str]
-) -> tuple[dict[str, Any], dict[str, str], list[Diagnostic]]:
-    """Parses each declared option the table sets; returns values and spellings by declared key."""
+) -> tuple[dict[str, Any], dict[str, str], set[str], list[Diagnostic]]:
+    """Parses each declared option the table sets; returns values and spellings by declared key, and the keys whose
+    value does not parse."""
     values: dict[str, Any] = {}
     spellings: dict[str, str] = {}
+    invalid: set[str] = set()
     diagnostics: list[Diagnostic] = []
     for option in declared:
         present = [prefix + k for k in option.spellings if prefix + k in table.options and k not in forbidden]
@@ -388,14 +390,15 @@ def _parse_options(
             diagnostics.append(
                 Diagnostic.at(table.option_position(spelled), "invalid-option-value", str(error))
             )
+            invalid.add(option.key)
             continue
         values[option.key] = value
         spellings[option.key] = spelled
-    return values, spellings, diagnostics
+    return values, spellings, invalid, diagnostics
 
 
 def resolve_format(table: Table, fmt: Format, prefix: str) -> tuple[ResolvedOptions, list[Diagnostic]]:
     """Typed options of one format, read from the table's keys under `prefix` ('value.json.')."""
-    values, spellings, diagnostics = _parse_options(table, fmt.options, prefix, set())
+    values, spellings, invalid, diagnostics = _parse_options(table, fmt.options, prefix, set())
     owner = f"format '{fmt.identifier}'"
-    return ResolvedOptions(owner, fmt.options, values, spellings, table.options), diagnostics
+    return ResolvedOptions(owner, fmt.options, values, spellings, table.options, invalid), diagnostics

@@ -195,7 +195,7 @@ def _group_id_for_committed_offsets(check: Check) -> None:
     if options.is_set(K.GROUP_ID):
         return
     for mode, others in ((K.SCAN_STARTUP_MODE, STARTUP_MODES), (K.SCAN_BOUNDED_MODE, BOUNDED_MODES)):
-        if options.get(mode) == "group-offsets":
+        if options.get(mode) == "group-offsets" and not options.is_invalid(mode):  # else the value's error says it
             default = "" if options.is_set(mode) else " (Flink's default)"
             alternatives = ", ".join(m for m in others if m != "group-offsets")
             check.report(
