@@ -68,6 +68,24 @@ def test_broker_outlives_its_starter_restarts_idempotently_and_stops(tmp_path: P
         broker.stop(data_dir)
 
 
+def test_the_first_produce_to_a_fresh_broker_prints_only_its_result(tmp_path: Path) -> None:
+    """As in the quickstart: `kafka-sql produce` right after `kafka-sql broker start`, while the broker's transaction
+    coordinator still loads (librdkafka retries the idempotent producer's id by itself): no warning, one line."""
+    data_dir = tmp_path / "broker"
+    bootstrap = _start_in_other_process(data_dir)
+    try:
+        lines = tmp_path / "orders.jsonl"
+        lines.write_text("".join(f'{{"id": {i}}}\n' for i in range(5)))
+        kafka_sql = str(Path(sys.executable).with_name("kafka-sql"))
+        done = subprocess.run(
+            [kafka_sql, "produce", "orders", str(lines), "--bootstrap", bootstrap, "--key-field", "id"],
+            capture_output=True, text=True, timeout=120, check=False,
+        )
+        assert (done.returncode, done.stdout, done.stderr.strip()) == (0, "", "produced 5 record(s) to 'orders'")
+    finally:
+        broker.stop(data_dir)
+
+
 def test_start_on_a_busy_port_says_so(tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from connector.connectors.kafka.client_log import OncePerInterval
+from connector.connectors.kafka.client_log import OncePerInterval, RetriedByTheClient
 
 
 def record(level: int, message: str) -> logging.LogRecord:
@@ -40,3 +40,17 @@ def test_kafka_sql_debug_shows_every_line(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setenv("KAFKA_SQL_DEBUG", "1")
     limit = OncePerInterval()
     assert all(limit.filter(record(logging.ERROR, "Connect failed")) for _ in range(3))
+
+
+def test_a_start_up_condition_librdkafka_retries_is_info_and_others_keep_their_level() -> None:
+    demote = RetriedByTheClient()
+    pid = record(
+        logging.WARNING,
+        "Failed to acquire idempotence PID from broker 127.0.0.1:9092/1: "
+        "Broker: Coordinator load in progress: retrying",
+    )
+    assert demote.filter(pid)
+    assert (pid.levelno, pid.levelname) == (logging.INFO, "INFO")
+    refused = record(logging.ERROR, "Connect to ipv4#127.0.0.1:9092 failed: Connection refused")
+    assert demote.filter(refused)
+    assert refused.levelno == logging.ERROR

@@ -4,7 +4,8 @@ Left alone, every Kafka client prints each event to stderr: a 35 s broker outage
 "Connect to ipv4#... failed" from the readers, the planner, the committer and the producers. Each client the
 project makes logs to the `kafka_sql.librdkafka` logger instead (`logged`), where a condition (the message
 with its numbers blanked) is shown once per `INTERVAL_SECONDS`; repeats in between go down to DEBUG, with their
-count on the next line shown. KAFKA_SQL_DEBUG=1 shows them all.
+count on the next line shown. KAFKA_SQL_DEBUG=1 shows them all. A few conditions that librdkafka retries by itself,
+and that a healthy broker shows for its first seconds, are INFO (`RetriedByTheClient`).
 """
 
 from __future__ import annotations
@@ -44,7 +45,24 @@ class OncePerInterval(logging.Filter):
         return True
 
 
+# librdkafka's words for conditions it retries by itself that a broker shows while it starts: the transaction
+# coordinator still loading its partitions ("Failed to acquire idempotence PID ...: Coordinator load in progress:
+# retrying", the first `kafka-sql produce` after `kafka-sql broker start`). Should one last, the request's own
+# timeout fails with its error.
+RETRIED_BY_THE_CLIENT = ("Coordinator load in progress: retrying",)
+
+
+class RetriedByTheClient(logging.Filter):
+    """Demotes a warning about a start-up condition librdkafka retries by itself to INFO."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.WARNING and any(words in record.getMessage() for words in RETRIED_BY_THE_CLIENT):
+            record.levelno, record.levelname = logging.INFO, "INFO"
+        return True
+
+
 LOGGER = logging.getLogger("kafka_sql.librdkafka")
+LOGGER.addFilter(RetriedByTheClient())
 LOGGER.addFilter(OncePerInterval())
 
 
