@@ -86,9 +86,11 @@ def run_subprocess(sql: Path, checkpoint: Path, **variables: str) -> Result:
 
 
 def assert_readable(text: str) -> None:
-    """What a user reads on a failure: no Python traceback, no JVM stack frames."""
+    """What a user reads on a failure: no Python traceback, no JVM stack frames, none of Spark's start-up lines (its
+    default log profile, Hadoop's native library)."""
     assert "Traceback" not in text, text
     assert "\tat " not in text, text
+    assert "log4j" not in text and "NativeCodeLoader" not in text, text
 
 
 def read_topic(bootstrap: str, topic: str, decode: Callable[[bytes], Any] = json.loads) -> list[Any]:

@@ -11,9 +11,10 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
 from pyspark.sql import SparkSession
 
-from connector.runtime.session import JvmLaunch
+from connector.runtime.session import LOG_CONFIG, JvmLaunch, _log_options
 
 KAFKA_SQL = Path(sys.executable).with_name("kafka-sql")
 
@@ -85,7 +86,6 @@ def test_a_run_of_a_file_with_errors_reports_them_and_leaves_no_jvm(tmp_path: Pa
                           cwd=tmp_path)
     assert done.returncode == 1
     assert f"{name}.sql:2:13: error [unknown-table]" in done.stdout + done.stderr
-    assert "log4j" not in done.stderr  # the JVM was stopped before it printed anything of its start
     time.sleep(1.0)
     lingering = []
     for entry in Path("/proc").iterdir():
@@ -95,3 +95,23 @@ def test_a_run_of_a_file_with_errors_reports_them_and_leaves_no_jvm(tmp_path: Pa
         except OSError:
             continue
     assert lingering == [], f"JVMs of the run still alive: {lingering} (this process is {os.getpid()})"
+
+
+def test_the_driver_gets_kafka_sqls_log_configuration_unless_one_is_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without one, Spark prints its default profile's lines at every start; an administrator's stays in force."""
+    conf_dir = tmp_path / "conf"
+    conf_dir.mkdir()
+    monkeypatch.setenv("SPARK_CONF_DIR", str(conf_dir))
+    monkeypatch.delenv("JAVA_TOOL_OPTIONS", raising=False)
+    monkeypatch.delenv("SPARK_SUBMIT_OPTS", raising=False)
+    assert _log_options(None) == f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
+    assert LOG_CONFIG.is_file()
+
+    assert _log_options("-Dlog4j2.configurationFile=file:/etc/spark/log4j2.xml") is None
+    monkeypatch.setenv("JAVA_TOOL_OPTIONS", "-Dlog4j2.configurationFile=/etc/log4j2.xml")
+    assert _log_options(None) is None
+    monkeypatch.delenv("JAVA_TOOL_OPTIONS")
+    (conf_dir / "log4j2.properties").write_text("rootLogger.level = info\n")
+    assert _log_options(None) is None

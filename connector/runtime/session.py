@@ -61,6 +61,8 @@ JIT_OPTIONS = (
     "-XX:Tier4InvocationThreshold=50000 -XX:Tier4MinInvocationThreshold=6000 -XX:Tier4CompileThreshold=150000 "
     "-XX:Tier4BackEdgeThreshold=400000"
 )
+# The driver JVM's log configuration where Spark's conf folder has none (`_log_options`).
+LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
 # Spark's class loaders that take jars while the JVM runs (spark-submit's, with or without userClassPathFirst).
 _JAR_LOADERS = ("org.apache.spark.util.MutableURLClassLoader", "org.apache.spark.util.ChildFirstURLClassLoader")
 # Loggers that print each task and query failure with its stack trace; the runner reports a failure once.
@@ -195,7 +197,8 @@ def _settings(master: str, app_name: str, java_options: str | None) -> dict[str,
     # The driver JVM's options go on spark-submit's command line, which replaces spark-defaults.conf's value of the
     # same key: an administrator's options are kept by putting them after ours (the JVM takes the last of an option
     # given twice), and a user's spark.driver.extraJavaOptions follow all of them.
-    options = " ".join(o for o in (JIT_OPTIONS, java_options, _administrators_java_options()) if o)
+    administrators = _administrators_java_options()
+    options = " ".join(o for o in (JIT_OPTIONS, _log_options(administrators), java_options, administrators) if o)
     return {
         "spark.master": master,
         "spark.app.name": app_name,
@@ -204,25 +207,43 @@ def _settings(master: str, app_name: str, java_options: str | None) -> dict[str,
     }
 
 
+def _spark_conf_dir() -> Path:
+    """The conf folder spark-submit reads: $SPARK_CONF_DIR, else $SPARK_HOME/conf, else the pyspark package's conf."""
+    conf_dir = os.environ.get("SPARK_CONF_DIR")
+    if conf_dir is not None:
+        return Path(conf_dir)
+    home = os.environ.get("SPARK_HOME")
+    if home is None:
+        import pyspark
+
+        home = str(Path(pyspark.__file__).parent)
+    return Path(home, "conf")
+
+
 def _administrators_java_options() -> str | None:
-    """`spark.driver.defaultJavaOptions` from the spark-defaults.conf spark-submit reads ($SPARK_CONF_DIR, else
-    $SPARK_HOME/conf, else the pyspark package's conf), where Spark intends administrators to set it."""
+    """`spark.driver.defaultJavaOptions` from the spark-defaults.conf spark-submit reads (`_spark_conf_dir`), where
+    Spark intends administrators to set it."""
     import javaproperties
 
-    conf_dir = os.environ.get("SPARK_CONF_DIR")
-    if conf_dir is None:
-        home = os.environ.get("SPARK_HOME")
-        if home is None:
-            import pyspark
-
-            home = str(Path(pyspark.__file__).parent)
-        conf_dir = os.path.join(home, "conf")
     try:
-        text = Path(conf_dir, "spark-defaults.conf").read_text(encoding="utf-8")
+        text = (_spark_conf_dir() / "spark-defaults.conf").read_text(encoding="utf-8")
     except OSError:
         return None
     value = javaproperties.loads(text).get("spark.driver.defaultJavaOptions", "").strip()
     return value or None
+
+
+def _log_options(administrators: str | None) -> str | None:
+    """The driver JVM's option for `LOG_CONFIG`, unless a log4j2 configuration is given already: a file in Spark's
+    conf folder (which the JVM would find on its class path) or a JVM option of the administrator's or the
+    environment's. A user's own in spark.driver.extraJavaOptions comes later on the command line and wins."""
+    environment = (os.environ.get(name) for name in ("JAVA_TOOL_OPTIONS", "SPARK_SUBMIT_OPTS"))
+    given = " ".join(o for o in (administrators, *environment) if o)
+    if "log4j2.configurationFile" in given or "log4j.configurationFile" in given:
+        return None
+    if any(_spark_conf_dir().glob("log4j2*.*")):
+        return None
+    return f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
 
 
 def _add_driver_jars(jvm: Any, jars: Sequence[Path]) -> None:
