@@ -25,6 +25,7 @@ from test_run_e2e import (
     KAFKA_SQL,
     ORDERS_TO_FILES,
     Produce,
+    assert_readable,
     committed,
     expected_big_orders,
     orders,
@@ -143,3 +144,28 @@ def test_a_pipeline_on_a_standalone_cluster_writes_what_a_local_run_writes(
     assert local_rows == expected_big_orders(records)
     assert read_files(spark, tmp_path / "cluster") == local_rows
     assert committed(kafka_bootstrap, "cluster", topic, 3) == committed(kafka_bootstrap, "local", topic, 3)
+
+
+@pytest.mark.slow
+def test_a_master_that_does_not_answer_is_named_with_what_to_check(tmp_path: Path) -> None:
+    """Spark tries to register for about 60 s, then stops its context; the user reads why, not a py4j stack trace."""
+    sql = tmp_path / "orders_to_files.sql"
+    sql.write_text(ORDERS_TO_FILES)
+    master = f"spark://127.0.0.1:{free_port()}"  # nothing listens there
+    variables = {"brokers": "127.0.0.1:9", "topic": "t", "group": "g", "path": str(tmp_path / "out")}
+    done = subprocess.run(
+        [str(KAFKA_SQL), *run_args(sql, tmp_path / "checkpoints", variables), "--master", master],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"},
+    )
+    assert done.returncode == 1, done.stderr
+    address = master.removeprefix("spark://")
+    assert f"warning: the Spark master does not accept connections ({address}: Connection refused)" in done.stderr
+    assert (
+        f"error: Spark did not start on master {master}: no master accepts connections ({address}: Connection "
+        "refused). Check --master and that the cluster runs."
+    ) in done.stderr
+    assert_readable(done.stderr)
+    assert "internal error" not in done.stderr

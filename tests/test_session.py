@@ -106,8 +106,11 @@ def test_the_driver_gets_kafka_sqls_log_configuration_unless_one_is_given(
     monkeypatch.setenv("SPARK_CONF_DIR", str(conf_dir))
     monkeypatch.delenv("JAVA_TOOL_OPTIONS", raising=False)
     monkeypatch.delenv("SPARK_SUBMIT_OPTS", raising=False)
-    assert _log_options(None) == f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
+    monkeypatch.delenv("KAFKA_SQL_DEBUG", raising=False)
+    assert _log_options(None) == f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()} -Dkafka_sql.exceptions=short"
     assert LOG_CONFIG.is_file()
+    monkeypatch.setenv("KAFKA_SQL_DEBUG", "1")
+    assert _log_options(None) == f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()} -Dkafka_sql.exceptions=full"
 
     assert _log_options("-Dlog4j2.configurationFile=file:/etc/spark/log4j2.xml") is None
     monkeypatch.setenv("JAVA_TOOL_OPTIONS", "-Dlog4j2.configurationFile=/etc/log4j2.xml")

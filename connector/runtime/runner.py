@@ -25,7 +25,7 @@ from connector.dev.maven import MavenError
 from connector.diagnostics import PipelineError, print_diagnostics
 from connector.planning.plan import PipelinePlan, build
 from connector.runtime import engine, live
-from connector.runtime.session import JvmLaunch, spark_session
+from connector.runtime.session import JvmLaunch, SparkStartError, master_unreachable, spark_session
 from connector.runtime.spark_jars import package_jars
 from connector.secrets import SecretMaskingFilter, is_secret_key
 from connector.sql.frontend import compile_file
@@ -239,7 +239,15 @@ def _run_file(path: Path, options: RunOptions) -> int:
     except MavenError as err:
         console.print(f"[red]error[/red]: the Spark modules {', '.join(plan.spark_packages)}: {escape(str(err))}")
         return EXIT_ERRORS
-    spark = spark_session(options.master, plan.name, jars, options.launch)
+    unreachable = master_unreachable(options.master)
+    if unreachable:
+        console.print(f"[yellow]warning[/yellow]: the Spark master does not accept connections ({escape(unreachable)});"
+                      " Spark tries to register with it for about 60 s")
+    try:
+        spark = spark_session(options.master, plan.name, jars, options.launch)
+    except SparkStartError as err:
+        console.print(f"[red]error[/red]: {escape(str(err))}")
+        return EXIT_FAILED
     stop_requested = False
 
     def on_signal(_signum: int, _frame: FrameType | None) -> None:

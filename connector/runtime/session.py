@@ -17,6 +17,7 @@ import logging
 import os
 import shutil
 import signal
+import socket
 import sys
 import tempfile
 import threading
@@ -172,7 +173,10 @@ def spark_session(master: str, app_name: str, jars: Sequence[Path] = (), launch:
         builder = builder.config(key, value)
     if jars:
         builder = builder.config("spark.jars", ",".join(str(jar) for jar in jars))
-    spark = builder.getOrCreate()
+    try:
+        spark = builder.getOrCreate()
+    except Exception as err:  # a py4j error with Java's stack trace: what failed, in one line
+        raise SparkStartError(f"Spark did not start on master {master}: {_start_failure(master, err)}") from None
     _quiet_spark_logs(spark)
     if java_options:
         class_cache.record_writer(spark, java_options)
@@ -182,6 +186,36 @@ def spark_session(master: str, app_name: str, jars: Sequence[Path] = (), launch:
     if not master.startswith("local"):
         spark.sparkContext.addPyFile(_package_zip())
     return spark
+
+
+class SparkStartError(Exception):
+    """The session could not be created (a standalone master that never accepted the application, ...)."""
+
+
+def master_unreachable(master: str, timeout: float = 2.0) -> str | None:
+    """For a standalone master URL (`spark://host:port[,host:port]`), why no master accepts a TCP connection
+    ('127.0.0.1:7077: Connection refused'); None when one does, and for every other kind of master."""
+    if not master.startswith("spark://"):
+        return None
+    problems = []
+    for address in master.removeprefix("spark://").split(","):
+        host, _, port = address.rpartition(":")
+        try:
+            with socket.create_connection((host, int(port)), timeout=timeout):
+                return None
+        except (OSError, ValueError) as error:
+            problems.append(f"{address}: {getattr(error, 'strerror', None) or error}")
+    return "; ".join(problems)
+
+
+def _start_failure(master: str, error: Exception) -> str:
+    """Why the session did not start: an unreachable master (Spark then stops its context and reports only that
+    it is stopped), else the Java exception's first line."""
+    unreachable = master_unreachable(master)
+    if unreachable:
+        return f"no master accepts connections ({unreachable}). Check --master and that the cluster runs."
+    java = getattr(error, "java_exception", None)
+    return str(java.toString()) if java is not None else str(error).strip().splitlines()[0]
 
 
 def _prepare_environment(master: str) -> None:
@@ -234,7 +268,8 @@ def _administrators_java_options() -> str | None:
 
 
 def _log_options(administrators: str | None) -> str | None:
-    """The driver JVM's option for `LOG_CONFIG`, unless a log4j2 configuration is given already: a file in Spark's
+    """The driver JVM's options for `LOG_CONFIG` (exceptions logged as their first line, KAFKA_SQL_DEBUG=1 with
+    their stack traces), unless a log4j2 configuration is given already: a file in Spark's
     conf folder (which the JVM would find on its class path) or a JVM option of the administrator's or the
     environment's. A user's own in spark.driver.extraJavaOptions comes later on the command line and wins."""
     environment = (os.environ.get(name) for name in ("JAVA_TOOL_OPTIONS", "SPARK_SUBMIT_OPTS"))
@@ -243,7 +278,8 @@ def _log_options(administrators: str | None) -> str | None:
         return None
     if any(_spark_conf_dir().glob("log4j2*.*")):
         return None
-    return f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
+    exceptions = "full" if os.environ.get("KAFKA_SQL_DEBUG") else "short"
+    return f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()} -Dkafka_sql.exceptions={exceptions}"
 
 
 def _add_driver_jars(jvm: Any, jars: Sequence[Path]) -> None:
