@@ -342,3 +342,45 @@ def test_a_notebook_script_runs_the_quickstart_through_spark_sql_alone(kafka_boo
     assert "quickstart.revenue_per_minute: finished, 40 input rows" in lines
     assert "|         |revenue_per_minute|       true|" in lines  # SHOW TABLES
     assert [line for line in lines if line in ("|alice|  2|", "|  bob|  1|")] == ["|alice|  2|", "|  bob|  1|"]
+
+
+def _workers_default_to_another_python() -> dict[str, str]:
+    """The environment of a session started without PYSPARK_PYTHON, where `python3` (Spark's default for its Python
+    workers) is a Python without kafka-sql: the base interpreter of this virtual environment. (Run it outside the
+    checkout, whose `connector` folder any Python started there imports.)"""
+    environment = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
+    environment["PATH"] = f"{Path(sys.base_prefix) / 'bin'}{os.pathsep}{os.environ['PATH']}"
+    return environment
+
+
+@pytest.mark.slow
+def test_a_session_whose_workers_lack_kafka_sql_is_refused_at_install_saying_what_to_set(tmp_path: Path) -> None:
+    script = (
+        "import connector\nfrom pyspark.sql import SparkSession\n"
+        "spark = SparkSession.builder.master('local[1]').getOrCreate()\n"
+        "try:\n    connector.install(spark)\nexcept RuntimeError as error:\n    print('refused:', error)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], env=_workers_default_to_another_python(), cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (
+        "refused: Spark's Python workers run 'python3' (PYSPARK_PYTHON), which does not have kafka-sql installed; "
+        f"kafka-sql's sources and sinks run in them. Start the session with PYSPARK_PYTHON={sys.executable} (the "
+        "Python with kafka-sql), or with connector.builder(), which sets it for a local master."
+    ) in done.stdout
+
+
+@pytest.mark.slow
+def test_the_builder_gives_a_new_local_session_workers_that_run_kafka_sql(kafka_bootstrap: str, tmp_path: Path) -> None:
+    """Without PYSPARK_PYTHON, a Kafka table's view is planned in a Python worker, which imports kafka-sql."""
+    script = (
+        "import sys, connector\n"
+        "spark = connector.builder().master('local[1]').getOrCreate()\n"
+        "spark.sql(\"CREATE TABLE o (id BIGINT, name STRING) WITH ('connector' = 'kafka', 'topic' = 'o', "
+        "'properties.bootstrap.servers' = '\" + sys.argv[1] + \"', 'properties.group.id' = 'g', 'format' = 'json')\")\n"
+        "print('columns', spark.table('o').columns)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, kafka_bootstrap], env=_workers_default_to_another_python(),
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "columns ['id', 'name']" in done.stdout

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import os
 import re
 import sys
 import tempfile
@@ -68,6 +69,7 @@ from connector.connectors import registry
 from connector.diagnostics import Diagnostic, PipelineError
 from connector.planning.plan import PipelinePlan, QueryPlan, build
 from connector.runtime import engine
+from connector.runtime.python_launcher import cannot_import_connector, python_executable
 from connector.runtime.runner import stop_cleanly
 from connector.sql import templating, validation
 from connector.sql.catalog import Pipeline, Table
@@ -445,6 +447,7 @@ def install(
     current = getattr(vars(spark).get("sql"), "__self__", None)
     if isinstance(current, PipelineSession):
         return current
+    _require_workers_with_connector(spark)
     conf_variables, conf_checkpoint, conf_templates = _conf_settings(spark)
     root = Path(checkpoint_dir) if checkpoint_dir is not None else conf_checkpoint
     if root is None:
@@ -459,10 +462,28 @@ def install(
     return session
 
 
+def _require_workers_with_connector(spark: SparkSession) -> None:
+    """On a local master, Spark's Python workers must import kafka-sql (its sources and sinks run there); else the
+    first CREATE TABLE fails with a worker's ModuleNotFoundError. A cluster's executors cannot be asked here."""
+    context = spark.sparkContext if getattr(spark, "_jsparkSession", None) is not None else None  # not Connect
+    if context is None or not str(context.master).startswith("local"):
+        return
+    problem = cannot_import_connector(context.pythonExec)
+    if problem is not None:
+        raise RuntimeError(
+            f"Spark's Python workers run {context.pythonExec!r} (PYSPARK_PYTHON), which {problem}; kafka-sql's "
+            f"sources and sinks run in them. Start the session with PYSPARK_PYTHON={sys.executable} (the Python "
+            "with kafka-sql), or with connector.builder(), which sets it for a local master."
+        )
+
+
 class _Builder(SparkSession.Builder):
-    """A SparkSession builder whose `getOrCreate()` also installs the extension."""
+    """A SparkSession builder whose `getOrCreate()` also installs the extension; a new session on a local master
+    gets this interpreter for its Python workers unless PYSPARK_PYTHON names one."""
 
     def getOrCreate(self) -> SparkSession:
+        if str(self._options.get("spark.master", "")).startswith("local"):
+            os.environ.setdefault("PYSPARK_PYTHON", python_executable())  # read when the SparkContext starts
         spark = super().getOrCreate()
         install(spark)
         return spark

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -49,6 +50,20 @@ def python_executable() -> str:
         except OSError:  # a read-only home: start-up is slower, nothing else changes
             return sys.executable
     return str(launcher)
+
+
+def cannot_import_connector(python: str) -> str | None:
+    """Why Spark's Python processes, started as `python` (PYSPARK_PYTHON), could not import kafka-sql's package,
+    which its sources and sinks run; None when they can (this interpreter, the launcher, or another with kafka-sql
+    installed). Asked of `python` itself: a process that only looks for the package."""
+    if python in (sys.executable, python_executable()):
+        return None
+    look = "import importlib.util, sys; sys.exit(importlib.util.find_spec('connector') is None)"
+    try:
+        done = subprocess.run([python, "-c", look], capture_output=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"cannot be started: {error}"
+    return None if done.returncode == 0 else "does not have kafka-sql installed"
 
 
 def _spark_python_path() -> str | None:
