@@ -93,6 +93,10 @@ def test_mistakes_in_a_run_are_reported_before_anything_runs(run_pipeline: RunPi
         run_pipeline(ORDERS_SQL, inputs={"rejected_orders": []})
     with pytest.raises(PipelineRunError, match=r"table 'orders' has no column\(s\) amout to set"):
         run_pipeline(ORDERS_SQL, inputs={"orders": [{"id": 1, "amout": 2.0}]})
+    wrong = [{"id": 1, "amount": 2.0}, {"id": 2, "amount": "two"}]
+    with pytest.raises(PipelineRunError) as refused:
+        run_pipeline(ORDERS_SQL, inputs={"orders": wrong})
+    assert str(refused.value) == "inputs: table 'orders' row 2: column 'amount' (DOUBLE) cannot hold 'two'."
     endless = tmp_path / "endless.sql"
     endless.write_text(
         "CREATE TABLE gen (id BIGINT) WITH ('connector' = 'datagen');\n"

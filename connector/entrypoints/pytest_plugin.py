@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     from great_expectations.core.expectation_validation_result import ExpectationValidationResult
     from great_expectations.expectations import Expectation
     from pyspark.sql import SparkSession
+    from pyspark.sql.types import StructType
 
     from connector.planning.plan import PipelinePlan
     from connector.runtime.engine import RunningQuery
@@ -375,7 +376,37 @@ def _produce(spark: SparkSession, table: Table, rows: Sequence[Mapping[str, Any]
     frame = lines.select(F.from_json("line", schema, {"mode": "FAILFAST"}).alias("row")).select("row.*")
     # As a pipeline's Kafka sink writes (one task: the rows keep their order), without the data source write path's
     # two Python processes on the driver.
+    problem = _unreadable_value(spark, table, columns, schema, rows)
+    if problem is not None:
+        raise PipelineRunError(problem)
     KafkaBatch(writable)(frame.coalesce(1), 0)
+
+
+def _unreadable_value(
+    spark: SparkSession, table: Table, columns: Sequence[Column], schema: StructType, rows: Sequence[Mapping[str, Any]]
+) -> str | None:
+    """The first input value that its column's type cannot hold, said as the user wrote it, before any is written
+    (Spark's FAILFAST error in the write names neither row nor column): the rows parsed one column at a time."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    permissive = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": "_corrupt"}
+    data = [(index, json.dumps(row, default=_json_value)) for index, row in enumerate(rows, start=1)]
+    lines = spark.createDataFrame(data, "row int, line string")
+    failed = [
+        F.from_json("line", StructType([field, StructField("_corrupt", StringType())]), permissive)
+        .getField("_corrupt").isNotNull().alias(field.name)
+        for field in schema.fields
+    ]
+    for found in lines.select("row", *failed).orderBy("row").collect():
+        for column in columns:
+            if found[column.name]:
+                value = rows[found["row"] - 1].get(column.name)
+                return (
+                    f"inputs: table '{table.name}' row {found['row']}: column '{column.name}' ({column.type_sql}) "
+                    f"cannot hold {value!r}."
+                )
+    return None
 
 
 def _wait(running: Sequence[RunningQuery], timeout: float) -> None:
