@@ -518,6 +518,15 @@ CASES = [
         ("A regular LEFT JOIN of two streams is not supported", "interval joins"),
     ),
     Case(
+        "match-recognize",
+        kafka(columns="id BIGINT, amount DOUBLE, ts TIMESTAMP(3)")
+        + PRINT
+        + f"INSERT INTO output SELECT * FROM orders MATCH_RECOGNIZE (PARTITION BY {MARK}id ORDER BY ts "
+        "MEASURES A.amount AS amount PATTERN (A B) DEFINE A AS A.amount > 0) AS T;\n",
+        "unsupported",
+        ("MATCH_RECOGNIZE (Flink's row pattern recognition) is not supported by kafka-sql", "OVER windows"),
+    ),
+    Case(
         "catalog-type-unsupported",
         f"CREATE CATALOG hms WITH ({MARK}'type' = 'hive', 'hive-conf-dir' = '/etc/hive');\n" + kafka() + PRINT + READ,
         "unsupported",

@@ -23,6 +23,7 @@ from connector.sql.catalog import Column, ColumnKind, Function, Insert, Pipeline
 from connector.sql.expressions import WindowTVF
 from connector.sql.known_functions import unknown_calls
 from connector.sql.lookups import is_lookup, is_versioned, lookup_problem, lookup_tables
+from connector.sql.rewriting import call_name
 from connector.sql.temporal import temporal_problem
 from connector.sql.types import (
     NUMERIC_RANK,
@@ -256,11 +257,13 @@ class _Checker:
     def table_function(self, item: exp.Lateral, call: exp.Expr, where: Position) -> _Relation | None:
         """The columns of `LATERAL TABLE(f(...)) [AS T(a, b)]`: the table function's (f0, f1, ... unless named)."""
         function = self.pipeline.functions.get(call.name.lower()) if isinstance(call, exp.Anonymous) else None
+        if function is None and any(unknown_calls(call, self.pipeline.functions)):
+            return None  # no function of that name at all: `calls` says so
         if function is None or not function.table:
             self.error(
                 self.pos_of(call, where),
                 "unknown-function",
-                f"LATERAL TABLE needs a table function: '{call.name}' is not one. Declare a Python "
+                f"LATERAL TABLE needs a table function: '{call.name or call_name(call)}' is not one. Declare a Python "
                 "generator that yields rows with CREATE FUNCTION name AS 'module.function' LANGUAGE PYTHON.",
             )
             return None
@@ -396,7 +399,23 @@ class _Checker:
             )
         return True
 
+    def unsupported(self, query: exp.Expr, where: Position) -> bool:
+        """Report a clause kafka-sql cannot run, once, instead of the misleading errors the other checks would give
+        for it (MATCH_RECOGNIZE's pattern variables are no tables, its output columns are its measures)."""
+        match = query.find(exp.MatchRecognize)
+        if match is None:
+            return False
+        self.error(
+            self.pos_of(match, where),
+            "unsupported",
+            "MATCH_RECOGNIZE (Flink's row pattern recognition) is not supported by kafka-sql: Spark SQL has no row "
+            "pattern matching. Rewrite the pattern with OVER windows (LAG, LEAD) or a Python function.",
+        )
+        return True
+
     def insert(self, insert: Insert) -> None:
+        if self.unsupported(insert.query, insert.position):
+            return
         target = self.pipeline.table(insert.target)
         if target is None:
             if self.pipeline.view(insert.target):
@@ -557,6 +576,8 @@ def validate(pipeline: Pipeline, locate: Locate | None = None) -> list[Diagnosti
     for table in sinks.values():
         checker.diagnostics.extend(registry.validate_sink(table))
     for view in pipeline.views.values():
+        if checker.unsupported(view.query, view.position):
+            continue
         checker.calls(view.query, view.position)
         checker.output_columns(view.query, view.position)
     for insert in pipeline.inserts:
