@@ -97,7 +97,9 @@ def test_run_shows_the_records_of_a_long_first_batch_while_it_runs(
 
     monkeypatch.setattr(live, "ASK_EVERY", 0.2)
     topic = topic_factory(partitions=8)
-    producer = Producer({"bootstrap.servers": kafka_bootstrap, "linger.ms": 20, "batch.num.messages": 10000})
+    # Room for every record in the producer's queue: a slow broker would else fill it ("Queue full") before a poll.
+    producer = Producer({"bootstrap.servers": kafka_bootstrap, "linger.ms": 20, "batch.num.messages": 10000,
+                         "queue.buffering.max.messages": RECORDS})
     for i in range(RECORDS):
         producer.produce(topic, json.dumps({"id": i, "name": f"name-{i:032d}"}).encode(), partition=i % 8)
         if i % 10_000 == 0:
