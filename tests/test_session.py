@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from connector.runtime.session import LOG_CONFIG, JvmLaunch, _log_options
+from connector.runtime.session import LOG_CONFIG, JvmLaunch, _log_options, _settings
 
 KAFKA_SQL = Path(sys.executable).with_name("kafka-sql")
 
@@ -118,3 +118,14 @@ def test_the_driver_gets_kafka_sqls_log_configuration_unless_one_is_given(
     monkeypatch.delenv("JAVA_TOOL_OPTIONS")
     (conf_dir / "log4j2.properties").write_text("rootLogger.level = info\n")
     assert _log_options(None) is None
+
+
+def test_a_local_run_starts_without_sparks_web_ui_unless_spark_defaults_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The UI cost a second of start-up on 2 cores; the live display reads the status store, which runs without it."""
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
+    assert _settings("local[*]", "p", None)["spark.ui.enabled"] == "false"
+    assert "spark.ui.enabled" not in _settings("spark://127.0.0.1:7077", "p", None)  # a cluster run keeps it
+    (tmp_path / "spark-defaults.conf").write_text("spark.ui.enabled   true\n")
+    assert "spark.ui.enabled" not in _settings("local[*]", "p", None)  # spark-submit then applies the file's

@@ -64,6 +64,11 @@ JIT_OPTIONS = (
 )
 # The driver JVM's log configuration where Spark's conf folder has none (`_log_options`).
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
+# A local run starts without Spark's web UI: starting it took 0.5-1.1 s of a run's start-up on 2 cores (the first output
+# record of bench/race_flink.py's 1M pipeline 8.99 s instead of 9.90 s, medians of 4 alternating runs, 2026-11-29),
+# and the live display shows a running batch's progress from Spark's status store, which runs without the UI. Runs on
+# a cluster keep it, and so does a spark-defaults.conf that sets `spark.ui.enabled` itself.
+UI_ENABLED = "spark.ui.enabled"
 # Spark's class loaders that take jars while the JVM runs (spark-submit's, with or without userClassPathFirst).
 _JAR_LOADERS = ("org.apache.spark.util.MutableURLClassLoader", "org.apache.spark.util.ChildFirstURLClassLoader")
 # Loggers that print each task and query failure with its stack trace; the runner reports a failure once.
@@ -231,12 +236,15 @@ def _settings(master: str, app_name: str, java_options: str | None) -> dict[str,
     # The driver JVM's options go on spark-submit's command line, which replaces spark-defaults.conf's value of the
     # same key: an administrator's options are kept by putting them after ours (the JVM takes the last of an option
     # given twice), and a user's spark.driver.extraJavaOptions follow all of them.
-    administrators = _administrators_java_options()
+    defaults = _spark_defaults()
+    administrators = defaults.get("spark.driver.defaultJavaOptions", "").strip() or None
     options = " ".join(o for o in (JIT_OPTIONS, _log_options(administrators), java_options, administrators) if o)
+    local = master.startswith("local") and UI_ENABLED not in defaults
     return {
         "spark.master": master,
         "spark.app.name": app_name,
         **SESSION_CONF,
+        **({UI_ENABLED: "false"} if local else {}),
         "spark.driver.defaultJavaOptions": options,
     }
 
@@ -254,17 +262,16 @@ def _spark_conf_dir() -> Path:
     return Path(home, "conf")
 
 
-def _administrators_java_options() -> str | None:
-    """`spark.driver.defaultJavaOptions` from the spark-defaults.conf spark-submit reads (`_spark_conf_dir`), where
-    Spark intends administrators to set it."""
+def _spark_defaults() -> dict[str, str]:
+    """The spark-defaults.conf spark-submit reads (`_spark_conf_dir`), where Spark intends administrators to set
+    `spark.driver.defaultJavaOptions` and the like."""
     import javaproperties
 
     try:
         text = (_spark_conf_dir() / "spark-defaults.conf").read_text(encoding="utf-8")
     except OSError:
-        return None
-    value = javaproperties.loads(text).get("spark.driver.defaultJavaOptions", "").strip()
-    return value or None
+        return {}
+    return dict(javaproperties.loads(text))
 
 
 def _log_options(administrators: str | None) -> str | None:
