@@ -390,21 +390,22 @@ def _unreadable_value(
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
 
-    permissive = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": "_corrupt"}
+    permissive = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": "__corrupt"}
     data = [(index, json.dumps(row, default=_json_value)) for index, row in enumerate(rows, start=1)]
-    lines = spark.createDataFrame(data, "row int, line string")
+    lines = spark.createDataFrame(data, "__row int, __line string")
     failed = [
-        F.from_json("line", StructType([field, StructField("_corrupt", StringType())]), permissive)
-        .getField("_corrupt").isNotNull().alias(field.name)
-        for field in schema.fields
+        F.from_json("__line", StructType([typed, StructField("__corrupt", StringType())]), permissive)
+        .getField("__corrupt").isNotNull().alias(typed.name)
+        for typed in schema.fields
     ]
-    for found in lines.select("row", *failed).orderBy("row").collect():
-        for column in columns:
-            if found[column.name]:
-                value = rows[found["row"] - 1].get(column.name)
+    by_name = {column.name: column for column in columns}
+    for found in lines.select("__row", *failed).orderBy("__row").collect():
+        for typed in schema.fields:
+            if found[typed.name]:
+                value = rows[found["__row"] - 1].get(typed.name)
                 return (
-                    f"inputs: table '{table.name}' row {found['row']}: column '{column.name}' ({column.type_sql}) "
-                    f"cannot hold {value!r}."
+                    f"inputs: table '{table.name}' row {found['__row']}: column '{typed.name}' "
+                    f"({by_name[typed.name].type_sql}) cannot hold {value!r}."
                 )
     return None
 
