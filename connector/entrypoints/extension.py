@@ -465,7 +465,7 @@ def install(
 def _require_workers_with_connector(spark: SparkSession) -> None:
     """On a local master, Spark's Python workers must import kafka-sql (its sources and sinks run there); else the
     first CREATE TABLE fails with a worker's ModuleNotFoundError. A cluster's executors cannot be asked here."""
-    context = spark.sparkContext if getattr(spark, "_jsparkSession", None) is not None else None  # not Connect
+    context = engine.classic_context(spark)
     if context is None or not str(context.master).startswith("local"):
         return
     problem = cannot_import_connector(context.pythonExec)

@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     from great_expectations.core.batch_definition import BatchDefinition
     from great_expectations.core.expectation_validation_result import ExpectationValidationResult
     from great_expectations.expectations import Expectation
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
     from connector.planning.plan import PipelinePlan
@@ -372,27 +372,27 @@ def _produce(spark: SparkSession, table: Table, rows: Sequence[Mapping[str, Any]
     options = {**table.options, "sink.delivery-guarantee": "at-least-once"}
     writable = dataclasses.replace(table, columns=columns, options=options)
     schema = StructType([StructField(c.name, spark_type(c.data_type)) for c in columns if c.data_type is not None])
-    lines = spark.createDataFrame([(json.dumps(row, default=_json_value),) for row in rows], "line string")
-    frame = lines.select(F.from_json("line", schema, {"mode": "FAILFAST"}).alias("row")).select("row.*")
-    # As a pipeline's Kafka sink writes (one task: the rows keep their order), without the data source write path's
-    # two Python processes on the driver.
-    problem = _unreadable_value(spark, table, columns, schema, rows)
+    data = [(index, json.dumps(row, default=_json_value)) for index, row in enumerate(rows, start=1)]
+    lines = spark.createDataFrame(data, "__row int, __line string")
+    problem = _unreadable_value(lines, table, columns, schema, rows)
     if problem is not None:
         raise PipelineRunError(problem)
+    frame = lines.select(F.from_json("__line", schema, {"mode": "FAILFAST"}).alias("row")).select("row.*")
+    # As a pipeline's Kafka sink writes (one task: the rows keep their order), without the data source write path's
+    # two Python processes on the driver.
     KafkaBatch(writable)(frame.coalesce(1), 0)
 
 
 def _unreadable_value(
-    spark: SparkSession, table: Table, columns: Sequence[Column], schema: StructType, rows: Sequence[Mapping[str, Any]]
+    lines: DataFrame, table: Table, columns: Sequence[Column], schema: StructType, rows: Sequence[Mapping[str, Any]]
 ) -> str | None:
     """The first input value that its column's type cannot hold, said as the user wrote it, before any is written
-    (Spark's FAILFAST error in the write names neither row nor column): the rows parsed one column at a time."""
+    (Spark's FAILFAST error in the write names neither row nor column): `lines` (`__row`, the row's JSON `__line`)
+    parsed one column at a time."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
 
     permissive = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": "__corrupt"}
-    data = [(index, json.dumps(row, default=_json_value)) for index, row in enumerate(rows, start=1)]
-    lines = spark.createDataFrame(data, "__row int, __line string")
     failed = [
         F.from_json("__line", StructType([typed, StructField("__corrupt", StringType())]), permissive)
         .getField("__corrupt").isNotNull().alias(typed.name)

@@ -351,13 +351,18 @@ def start_all(
     return running
 
 
+def classic_context(spark: SparkSession) -> Any:
+    """The session's SparkContext, whose JVM this process talks to through py4j; None for a Spark Connect session."""
+    return spark.sparkContext if getattr(spark, "_jsparkSession", None) is not None else None
+
+
 def _require_pinned_threads(spark: SparkSession) -> None:
     """The sinks and the quality gate read their streaming query's id from the local properties of the JVM thread
     that runs the micro-batch; its foreachBatch call sees them only through py4j's pinned threads (a ClientServer
     gateway, pyspark's default). With PYSPARK_PIN_THREAD=false the first batch failed with "Invalid UUID string"."""
     from py4j.clientserver import ClientServer
 
-    context = spark.sparkContext if getattr(spark, "_jsparkSession", None) is not None else None  # not Connect
+    context = classic_context(spark)
     if context is not None and not isinstance(context._gateway, ClientServer):
         raise RuntimeError(
             "kafka-sql needs pyspark's pinned-thread mode (its default), but this Spark session's JVM was started "
