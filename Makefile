@@ -8,7 +8,7 @@ BROKERS ?= 127.0.0.1:9092
 # them (locally through connector.runtime.python_launcher, which spares every Python process Spark starts from
 # compiling pyspark out of pyspark.zip).
 
-.PHONY: setup test lint quickstart bench clean conformance-expected postgresql spark-functions flink-reserved
+.PHONY: setup test lint quickstart bench clean conformance-expected postgresql spark-functions flink-reserved flink-functions
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +55,10 @@ conformance-expected: setup $(FLINK_VENV)/.installed
 # The words Flink's SQL parser reserves (connector/sql/flink_reserved.txt), asked of the parser of Flink's venv.
 flink-reserved: setup $(FLINK_VENV)/.installed
 	FLINK_PYTHON=$(abspath $(FLINK_VENV)/bin/python) $(BIN)/python tests/conformance/flink_reserved.py
+
+# The functions Flink's SQL validator resolves (connector/sql/flink_functions.txt), asked of Flink's venv.
+flink-functions: setup $(FLINK_VENV)/.installed
+	FLINK_PYTHON=$(abspath $(FLINK_VENV)/bin/python) $(BIN)/python tests/conformance/flink_functions.py
 
 # The Spark built-in functions `validate` knows (connector/sql/spark_functions.txt), after a Spark upgrade.
 spark-functions: setup

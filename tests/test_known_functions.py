@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from connector.sql.flink_functions import flink_functions
 from connector.sql.frontend import compile_file
-from connector.sql.known_functions import SPARK_FUNCTIONS_FILE, listed
+from connector.sql.known_functions import FLINK_INSTEAD, SPARK_FUNCTIONS_FILE, listed, spark_functions
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -21,20 +22,24 @@ GOOD = {"computed": "PROCTIME()", "declared": "", "in_view": "UPPER(name)", "in_
 
 
 def _errors(tmp_path: Path, **parts: str) -> list[str]:
+    return [d for d in _diagnostics(tmp_path, **parts) if " warning " not in d]
+
+
+def _diagnostics(tmp_path: Path, **parts: str) -> list[str]:
     path = tmp_path / "p.sql"
     path.write_text(PIPELINE.format(**{**GOOD, **parts}))
-    return [f"{d.line}:{d.column} {d.code}: {d.message}" for d in compile_file(path).errors]
+    return [f"{d.line}:{d.column} {d.severity} {d.code}: {d.message}" for d in compile_file(path).diagnostics]
 
 
 def test_an_unknown_function_is_an_error_at_its_call_with_a_suggestion(tmp_path: Path) -> None:
     assert _errors(tmp_path) == []
     (in_insert,) = _errors(tmp_path, in_insert="UPPPER(name)")
-    assert in_insert.startswith("4:31 unknown-function: No match found for function 'UPPPER'")
+    assert in_insert.startswith("4:31 error unknown-function: No match found for function 'UPPPER'")
     assert "Did you mean 'upper'?" in in_insert
     (in_view,) = _errors(tmp_path, in_view="NO_SUCH_FN(name)")
-    assert in_view.startswith("3:29 unknown-function: No match found for function 'NO_SUCH_FN'")
+    assert in_view.startswith("3:29 error unknown-function: No match found for function 'NO_SUCH_FN'")
     (computed,) = _errors(tmp_path, computed="MY_CLOCK()")
-    assert computed.startswith("1:46 unknown-function: No match found for function 'MY_CLOCK'")
+    assert computed.startswith("1:46 error unknown-function: No match found for function 'MY_CLOCK'")
 
 
 def test_flink_functions_the_transpiler_maps_and_declared_python_functions_are_known(tmp_path: Path) -> None:
@@ -46,3 +51,27 @@ def test_flink_functions_the_transpiler_maps_and_declared_python_functions_are_k
 def test_the_list_of_spark_functions_is_the_pinned_sparks(spark: SparkSession) -> None:
     # `python -m connector.sql.known_functions` rewrites the file after a Spark upgrade.
     assert SPARK_FUNCTIONS_FILE.read_text().split() == listed(spark)
+
+
+def test_a_spark_function_flink_lacks_is_a_warning_at_its_call_naming_flinks_function(tmp_path: Path) -> None:
+    """Flink 2.3 refuses NVL, LEN and DATEDIFF ("No match found for function signature"); kafka-sql still runs them
+    with Spark's functions, as before the check, and says so. sqlglot's typed nodes for them (NVL -> COALESCE) would
+    hide the name, so the dialect leaves such calls plain."""
+    found = _diagnostics(tmp_path, in_view="NVL(name, 'x')", in_insert="CAST(LEN(name) AS STRING)")
+    where = [d.split(": ", 1)[0] for d in found]
+    assert where == ["3:29 warning spark-only-function", "4:36 warning spark-only-function"]
+    assert "'NVL' is no function of Flink SQL" in found[0] and "Flink's COALESCE does this instead." in found[0]
+    assert "Spark's len. Flink's CHAR_LENGTH does this instead." in found[1]
+    # a Python function of that name is the pipeline's own, which Flink runs too
+    (tmp_path / "own.py").write_text("def nvl(text: str, other: str) -> str:\n    return text or other\n")
+    declared = "CREATE FUNCTION nvl AS 'own.nvl' LANGUAGE PYTHON;\n"
+    assert _diagnostics(tmp_path, declared=declared, in_view="NVL(name, 'x')") == []
+
+
+def test_flinks_function_named_in_place_of_a_spark_one_is_flinks_and_the_spark_one_is_not() -> None:
+    # flink_functions.txt is what Flink's validator resolves (`make flink-functions`)
+    assert {"SPLIT", "IFNULL", "LISTAGG", "CHAR_LENGTH"} <= flink_functions()
+    assert not {"NVL", "LEN", "LENGTH", "SIZE", "LOWERCASE"} & flink_functions()
+    for spark_name, flink_name in FLINK_INSTEAD.items():
+        assert spark_name not in flink_functions() and spark_name in spark_functions(), spark_name
+        assert flink_name in flink_functions(), flink_name

@@ -217,14 +217,31 @@ def _listagg(node: exp.Expr) -> exp.Expr:
     return fn("listagg", value, separator if separator is not None else exp.Literal.string(","))
 
 
+_REGEX_METACHARACTER = r"([\\^$.|?*+()\[\]{}])"
+
+
+def _literal_pattern(separator: exp.Expr) -> exp.Expr:
+    """A Java regular expression matching `separator` as written (Flink splits on it, Spark's split takes a regex)."""
+    if isinstance(separator, exp.Literal) and separator.is_string:
+        return exp.Literal.string(re.sub(_REGEX_METACHARACTER, r"\\\1", separator.name))
+    # escaped character by character: quoting with \Q...\E breaks on a separator that holds \E
+    return fn("regexp_replace", separator, exp.Literal.string(_REGEX_METACHARACTER), exp.Literal.string(r"\\$1"))
+
+
 def _split_index(node: exp.Expr) -> exp.Expr:
     """Flink splits on the literal separator, Spark on a regex: escape it. Index is 0-based in both (`get`)."""
     text, separator, index = call_args(node)
-    if isinstance(separator, exp.Literal) and separator.is_string:
-        pattern: exp.Expr = exp.Literal.string(re.sub(r"([\\^$.|?*+()\[\]{}])", r"\\\1", separator.name))
-    else:
-        pattern = fn("concat", exp.Literal.string("\\Q"), separator, exp.Literal.string("\\E"))
-    return fn("get", fn("split", text, pattern, exp.Literal.number(-1)), index)
+    return fn("get", fn("split", text, _literal_pattern(separator), exp.Literal.number(-1)), index)
+
+
+def _split(node: exp.Expr) -> exp.Expr:
+    """SPLIT(string, delimiter): on the delimiter as written, and '' into no elements (Spark's split: [''])."""
+    text, separator = call_args(node)
+    parts = fn("split", text, _literal_pattern(separator), exp.Literal.number(-1))
+    empty = exp.cast(fn("array"), exp.DataType.build("ARRAY<STRING>"))
+    return exp.Case(
+        ifs=[exp.If(this=exp.EQ(this=text.copy(), expression=exp.Literal.string("")), true=empty)], default=parts
+    )
 
 
 def _regexp_extract(node: exp.Expr) -> exp.Expr:
@@ -420,6 +437,7 @@ _FUNCTIONS: dict[str, Callable[[exp.Expr], exp.Expr]] = {
     "JSON_QUERY": _json_query,
     "JSON_EXISTS": _json_exists,
     "LISTAGG": _listagg,
+    "SPLIT": _split,
     "SPLIT_INDEX": _split_index,
     "REGEXP_EXTRACT": _regexp_extract,
     "ROW": _row,

@@ -1,11 +1,17 @@
 """Which functions a query may call, so that `validate` refuses a call no engine would run, as Flink does ("No match
-found for function signature"), instead of Spark failing the run with UNRESOLVED_ROUTINE.
+found for function signature"), instead of Spark failing the run with UNRESOLVED_ROUTINE, and warns about a call
+that only Spark runs.
 
 A call the parser leaves as a plain call (sqlglot's `Anonymous`) reaches Spark by its name unless the transpiler
 maps it. Known: Spark's built-in functions, listed in `spark_functions.txt` beside this module from the pinned
 Spark (`python -m connector.sql.known_functions` writes it; a test compares it with the running Spark), the Flink
 functions the transpiler maps (`connector.sql.functions.MAPPED_CALLS`), the window functions it rewrites, and the
 pipeline's Python functions (CREATE FUNCTION).
+
+A call of a Spark function that Flink lacks (NVL, LEN, DATEDIFF: none of `connector.sql.flink_functions`) is a
+warning, not an error, as reserved words are (`connector.sql.reserved`): kafka-sql ran such files before it checked,
+and refusing them now would stop pipelines that run; the warning says Flink refuses the file, and which Flink
+function does the same where there is one.
 """
 
 from __future__ import annotations
@@ -18,7 +24,9 @@ from pathlib import Path
 from sqlglot import exp
 
 from connector.diagnostics import did_you_mean
+from connector.sql.flink_functions import flink_functions
 from connector.sql.functions import MAPPED_CALLS
+from connector.sql.reserved import reserved_words
 
 SPARK_FUNCTIONS_FILE = Path(__file__).with_name("spark_functions.txt")
 _WINDOWS = ("TUMBLE", "HOP", "SESSION", "CUMULATE")
@@ -35,6 +43,32 @@ def spark_functions() -> frozenset[str]:
     return frozenset(line.strip().upper() for line in SPARK_FUNCTIONS_FILE.read_text().splitlines() if line.strip())
 
 
+# Spark functions Flink lacks -> the Flink function that does the same (or nearly: the warning says "instead").
+FLINK_INSTEAD = {
+    "NVL": "COALESCE",
+    "NVL2": "IF",
+    "LEN": "CHAR_LENGTH",
+    "LENGTH": "CHAR_LENGTH",
+    "SIZE": "CARDINALITY",
+    "ARRAY_SIZE": "CARDINALITY",
+    "DATEDIFF": "TIMESTAMPDIFF",
+    "DATE_ADD": "TIMESTAMPADD",
+    "DATE_SUB": "TIMESTAMPADD",
+    "UCASE": "UPPER",
+    "LCASE": "LOWER",
+    "POW": "POWER",
+    "SIGNUM": "SIGN",
+    "RANDOM": "RAND",
+    "COLLECT_LIST": "ARRAY_AGG",
+    "GET_JSON_OBJECT": "JSON_VALUE",
+    "TO_JSON": "JSON_STRING",
+    "BASE64": "TO_BASE64",
+    "UNBASE64": "FROM_BASE64",
+    "WEEKOFYEAR": "WEEK",
+    "TO_CHAR": "DATE_FORMAT",
+}
+
+
 def unknown_calls(tree: exp.Expr, declared: Iterable[str]) -> Iterator[tuple[exp.Anonymous, str]]:
     """Each call in `tree` of a function that is none of the known ones or of `declared` (the pipeline's Python
     functions), with the error's message."""
@@ -48,6 +82,21 @@ def unknown_calls(tree: exp.Expr, declared: Iterable[str]) -> Iterator[tuple[exp
                 f"No match found for function '{call.name}': it is no built-in function of Flink SQL that kafka-sql "
                 f"runs, nor a function the pipeline declares.{hint} Declare a Python function with CREATE FUNCTION "
                 f"{call.name} AS 'module.function' LANGUAGE PYTHON."
+            )
+
+
+def spark_only_calls(tree: exp.Expr, declared: Iterable[str]) -> Iterator[tuple[exp.Anonymous, str]]:
+    """Each call in `tree` of a Spark function that Flink SQL lacks (and the pipeline does not declare), with the
+    warning's message."""
+    own = {name.upper() for name in declared}
+    flink = flink_functions() | reserved_words() | MAPPED_CALLS | REWRITTEN | own
+    for call in tree.find_all(exp.Anonymous):
+        name = call.name.upper()
+        if name and name not in flink and name in spark_functions() and call.arg_key != "hints":
+            instead = f" Flink's {FLINK_INSTEAD[name]} does this instead." if name in FLINK_INSTEAD else ""
+            yield call, (
+                f"'{call.name}' is no function of Flink SQL: Flink refuses this call (\"No match found for function "
+                f"signature\"), and kafka-sql runs it as Spark's {name.lower()}.{instead}"
             )
 
 

@@ -24,6 +24,8 @@ from connector.sql.expressions import (
     StatementSet,
     WindowTVF,
 )
+from connector.sql.flink_functions import flink_functions
+from connector.sql.reserved import reserved_words
 from connector.sql.schema_parser import FlinkSchemaParser
 
 # Flink's named window TVF parameters (`SIZE => INTERVAL '1' MINUTE`), mapped to WindowTVF args.
@@ -115,9 +117,16 @@ class FlinkParser(FlinkSchemaParser):
     }
     STRICT_CAST = True
 
+    # Hive's function table, kept for Flink's function names and for the words Flink's grammar reserves (ARRAY[...],
+    # TRANSLATE, DATE '...'): a call of any other name (NVL, LEN, DATEDIFF) stays a plain call (exp.Anonymous), which
+    # reaches Spark by its own name and which `validate` can name as a function Flink lacks. SPLIT stays a plain call
+    # too: Spark's split takes a regular expression, Flink's a delimiter.
     FUNCTIONS: ClassVar[dict[str, Callable[..., exp.Expr]]] = {
-        # Flink has no SPLIT built-in: `split` is a common user-defined function name.
-        **{k: v for k, v in HiveParser.FUNCTIONS.items() if k != "SPLIT"},
+        **{
+            k: v
+            for k, v in HiveParser.FUNCTIONS.items()
+            if k != "SPLIT" and (k in flink_functions() or k in reserved_words())
+        },
         "LISTAGG": lambda args: exp.GroupConcat(this=seq_get(args, 0), separator=seq_get(args, 1)),
         "STR_TO_MAP": lambda args: exp.StrToMap(
             this=seq_get(args, 0),

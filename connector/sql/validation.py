@@ -21,7 +21,7 @@ from connector.sql import annotate, changes
 from connector.sql.annotate import infer_type
 from connector.sql.catalog import Column, ColumnKind, Function, Insert, Pipeline, Table
 from connector.sql.expressions import WindowTVF
-from connector.sql.known_functions import unknown_calls
+from connector.sql.known_functions import spark_only_calls, unknown_calls
 from connector.sql.lookups import is_lookup, is_versioned, lookup_problem, lookup_tables
 from connector.sql.rewriting import call_name
 from connector.sql.temporal import temporal_problem
@@ -40,6 +40,7 @@ Locate = Callable[[exp.Expr, Position], Position]
 WINDOW_COLUMNS = ("window_start", "window_end", "window_time")
 _MISSING: Any = object()  # no column of that name (a known column's type may be None: not inferred)
 
+
 @dataclass
 class _Relation:
     """Columns visible from one FROM item, with types where known."""
@@ -57,6 +58,9 @@ class _Checker:
 
     def error(self, where: Position, code: str, message: str) -> None:
         self.diagnostics.append(Diagnostic.at(where, code, message))
+
+    def warning(self, where: Position, code: str, message: str) -> None:
+        self.diagnostics.append(Diagnostic.at(where, code, message, "warning"))
 
     # -- tables -----------------------------------------------------------------------------------------
     def table(self, table: Table) -> None:
@@ -286,9 +290,11 @@ class _Checker:
         return _Relation(item.alias_or_name or function.name, types)
 
     def calls(self, tree: exp.Expr, where: Position) -> None:
-        """Every function `tree` calls is one kafka-sql runs (`connector.sql.known_functions`)."""
+        """Every function `tree` calls is one kafka-sql runs, and one of Flink's (`connector.sql.known_functions`)."""
         for call, message in unknown_calls(tree, self.pipeline.functions):
             self.error(self.pos_of(call, where), "unknown-function", message)
+        for call, message in spark_only_calls(tree, self.pipeline.functions):
+            self.warning(self.pos_of(call, where), "spark-only-function", message)
 
     def pos_of(self, node: exp.Expr, fallback: Position) -> Position:
         return self.locate(node, fallback)
