@@ -71,6 +71,7 @@ from connector.planning.plan import PipelinePlan, QueryPlan, build
 from connector.runtime import engine
 from connector.runtime.python_launcher import cannot_import_connector, python_executable
 from connector.runtime.runner import stop_cleanly
+from connector.runtime.session import FLINK_SQL_CONF
 from connector.sql import templating, validation
 from connector.sql.catalog import Pipeline, Table
 from connector.sql.expressions import StatementSet
@@ -478,12 +479,16 @@ def _require_workers_with_connector(spark: SparkSession) -> None:
 
 
 class _Builder(SparkSession.Builder):
-    """A SparkSession builder whose `getOrCreate()` also installs the extension; a new session on a local master
-    gets this interpreter for its Python workers unless PYSPARK_PYTHON names one."""
+    """A SparkSession builder whose `getOrCreate()` also installs the extension; a new session gets the settings
+    under which Spark evaluates Flink SQL as Flink does (`session.FLINK_SQL_CONF`) where the builder sets none of
+    its own, and on a local master this interpreter for its Python workers unless PYSPARK_PYTHON names one."""
 
     def getOrCreate(self) -> SparkSession:
         if str(self._options.get("spark.master", "")).startswith("local"):
             os.environ.setdefault("PYSPARK_PYTHON", python_executable())  # read when the SparkContext starts
+        for key, value in FLINK_SQL_CONF.items():
+            if key not in self._options:
+                self.config(key, value)
         spark = super().getOrCreate()
         install(spark)
         return spark

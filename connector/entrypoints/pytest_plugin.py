@@ -510,18 +510,20 @@ def spark() -> Iterator[SparkSession]:
         yield active
         return
     from connector.runtime import data_sources
+    from connector.runtime.session import FLINK_SQL_CONF
     from connector.runtime.spark_jars import every_package, package_jars
 
     jars = package_jars(every_package())  # the formats' Spark modules (spark-avro), downloaded once
-    session = (
+    builder = (
         SparkSession.builder.master("local[2]")
         .appName("kafka-sql-pytest")
         .config("spark.jars", ",".join(str(jar) for jar in jars))
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.ui.enabled", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        .getOrCreate()
     )
+    for key, value in FLINK_SQL_CONF.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
     data_sources.load_static(session)
     yield session

@@ -33,6 +33,18 @@ from connector.runtime.python_launcher import python_executable
 # 8.6 s measured, the same rate at 1M).
 ARROW_BATCH_RECORDS = 1_000
 DATAFRAME_DEBUGGING = "spark.python.sql.dataFrameDebugging.enabled"
+# Settings under which Spark evaluates Flink SQL as Flink does, at run time (not only when a query is analysed, as
+# `engine.flink_arithmetic`): every `kafka-sql run` session and the pytest plugin's session start with them.
+FLINK_SQL_CONF = {
+    # Flink's TIMESTAMP is a wall-clock value; UTC keeps it unchanged through Spark's event-time TIMESTAMP.
+    "spark.sql.session.timeZone": "UTC",
+    # UPPER / LOWER map case as Flink does (Java's String.toUpperCase, not ICU's); ICU also costs the first batch of
+    # a run about 1.5 s loading its data (measured: first tasks 5.9 -> 4.2 s).
+    "spark.sql.icu.caseMappings.enabled": "false",
+    # A map built with a key twice (STR_TO_MAP('a=1,a=2'), MAP_FROM_ARRAYS) keeps the last value, as in Flink;
+    # Spark's default fails the query.
+    "spark.sql.mapKeyDedupPolicy": "LAST_WIN",
+}
 # Settings every `kafka-sql run` session starts with.
 SESSION_CONF = {
     "spark.sql.shuffle.partitions": "4",
@@ -40,11 +52,7 @@ SESSION_CONF = {
     "spark.ui.showConsoleProgress": "false",
     # Executors report a running batch's figures with their heartbeats: the live display's records so far.
     "spark.executor.heartbeatInterval": live.HEARTBEAT_INTERVAL,
-    # Flink's TIMESTAMP is a wall-clock value; UTC keeps it unchanged through Spark's event-time TIMESTAMP.
-    "spark.sql.session.timeZone": "UTC",
-    # UPPER / LOWER map case as Flink does (Java's String.toUpperCase, not ICU's); ICU also costs the first batch of
-    # a run about 1.5 s loading its data (measured: first tasks 5.9 -> 4.2 s).
-    "spark.sql.icu.caseMappings.enabled": "false",
+    **FLINK_SQL_CONF,
     "spark.sql.execution.arrow.maxRecordsPerBatch": str(ARROW_BATCH_RECORDS),
     # pyspark's DataFrame debugging sends the Python call site of every Column function to the JVM (about ten py4j
     # round trips each); a pipeline's decoding and encoding build a few thousand Columns, and the call sites would
@@ -310,8 +318,10 @@ def _quiet_spark_logs(spark: Any) -> None:
     configurator = jvm.org.apache.logging.log4j.core.config.Configurator
     for name in _FAILURE_LOGGERS:
         configurator.setLevel(name, jvm.org.apache.logging.log4j.Level.OFF)
-    # py4j logs an exception raised in foreachBatch with its Python traceback.
-    logging.getLogger("py4j.clientserver").setLevel(logging.CRITICAL)
+    # py4j logs an exception raised in foreachBatch with its Python traceback; pyspark logs every analysis error it
+    # raises (UNRESOLVED_ROUTINE, ...) as a JSON line with the JVM's stack trace before `run` reports the error.
+    for name in ("py4j.clientserver", "SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def _package_zip() -> str:

@@ -14,9 +14,9 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 
-from connector.sql import annotate, types
+from connector.sql import annotate, array_functions, types
 from connector.sql.intervals import singular
-from connector.sql.rewriting import TranspileError, call_args, call_name, fn
+from connector.sql.rewriting import TranspileError, call_args, call_name, fn, written_args
 
 
 def spark_function(node: exp.Expr) -> exp.Expr:
@@ -244,6 +244,35 @@ def _split(node: exp.Expr) -> exp.Expr:
     )
 
 
+def _truncate(node: exp.Expr) -> exp.Expr:
+    """TRUNCATE(x[, d]): x cut toward zero to d decimals (d < 0: to tens, hundreds, ...), of x's type. sqlglot's
+    Spark rendering casts to BIGINT and drops d; Spark's floor / ceil to a scale give a DECIMAL, cast back to x's
+    type where the validator knows it (`annotate.TRUNCATED_TYPE`)."""
+    value, digits = node.this, node.args.get("decimals") or exp.Literal.number(0)
+    negative = exp.LT(this=value.copy(), expression=exp.Literal.number(0))
+    cut = exp.If(this=negative, true=fn("ceil", value.copy(), digits.copy()), false=fn("floor", value, digits))
+    kind = node.meta.get(annotate.TRUNCATED_TYPE)
+    return exp.Cast(this=cut, to=exp.DataType.build(kind, dialect="spark")) if isinstance(kind, str) else cut
+
+
+def _elt(node: exp.Expr) -> exp.Expr:
+    """ELT(n, ...) is NULL when n is out of range (Spark's elt fails under ANSI)."""
+    index, *values = call_args(node)
+    inside = exp.Between(this=index.copy(), low=exp.Literal.number(1), high=exp.Literal.number(len(values)))
+    return exp.Case(ifs=[exp.If(this=inside, true=fn("elt", index, *values))])
+
+
+def _sha2(bits: int) -> Callable[[exp.Expr], exp.Expr]:
+    return lambda node: fn("sha2", *call_args(node), exp.Literal.number(bits))
+
+
+def _convert_tz(node: exp.Expr) -> exp.Expr:
+    """CONVERT_TZ(text, from, to): the 'yyyy-MM-dd HH:mm:ss' wall-clock time in `from` as text in `to`."""
+    text, source, target = call_args(node)
+    moved = fn("from_utc_timestamp", fn("to_utc_timestamp", text, source), target)
+    return fn("date_format", moved, exp.Literal.string("yyyy-MM-dd HH:mm:ss"))
+
+
 def _regexp_extract(node: exp.Expr) -> exp.Expr:
     """Flink: group 0 by default and NULL when nothing matches; Spark: group 1 and ''."""
     if isinstance(node, exp.Anonymous):
@@ -438,6 +467,13 @@ _FUNCTIONS: dict[str, Callable[[exp.Expr], exp.Expr]] = {
     "JSON_EXISTS": _json_exists,
     "LISTAGG": _listagg,
     "SPLIT": _split,
+    "URL_DECODE": lambda node: fn("try_url_decode", *call_args(node)),
+    "SHA224": _sha2(224),
+    "SHA256": _sha2(256),
+    "SHA384": _sha2(384),
+    "SHA512": _sha2(512),
+    "MAP_UNION": lambda node: fn("map_concat", *call_args(node)),  # a repeated key: the last map's value (LAST_WIN)
+    "CONVERT_TZ": _convert_tz,
     "SPLIT_INDEX": _split_index,
     "REGEXP_EXTRACT": _regexp_extract,
     "ROW": _row,
@@ -470,4 +506,10 @@ _NODES: dict[type[exp.Expr], Callable[[exp.Expr], exp.Expr]] = {
     exp.Week: lambda node: fn("weekofyear", node.this),
     exp.Substring: _substring,
     exp.SimilarTo: _similar_to,
+    exp.Trunc: _truncate,
+    exp.Elt: _elt,
+    # NULL for text that is no URL, or does not decode, as in Flink
+    exp.ParseUrl: lambda node: fn("try_parse_url", *written_args(node)),
+    exp.FromBase64: lambda node: exp.cast(fn("unbase64", node.this), exp.DataType.build("STRING")),
+    **array_functions.NODES,
 }

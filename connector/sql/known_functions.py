@@ -77,11 +77,14 @@ def unknown_calls(tree: exp.Expr, declared: Iterable[str]) -> Iterator[tuple[exp
     for call in tree.find_all(exp.Anonymous):
         name = call.name.upper()
         if name and name not in known and call.arg_key != "hints":  # a table's OPTIONS(...) hint is no call
+            declare = f"Declare a Python function: CREATE FUNCTION {call.name} AS 'module.function' LANGUAGE PYTHON."
+            if name in flink_functions():
+                yield call, f"Flink's function '{call.name}' is not supported by kafka-sql yet. {declare}"
+                continue
             hint = did_you_mean(name.lower(), sorted({n.lower() for n in known}))
             yield call, (
-                f"No match found for function '{call.name}': it is no built-in function of Flink SQL that kafka-sql "
-                f"runs, nor a function the pipeline declares.{hint} Declare a Python function with CREATE FUNCTION "
-                f"{call.name} AS 'module.function' LANGUAGE PYTHON."
+                f"No match found for function '{call.name}': it is no built-in function of Flink SQL, nor a function "
+                f"the pipeline declares.{hint} {declare}"
             )
 
 

@@ -133,6 +133,10 @@ class FlinkParser(FlinkSchemaParser):
             pair_delim=seq_get(args, 1) or exp.Literal.string(","),
             key_value_delim=seq_get(args, 2) or exp.Literal.string("="),
         ),
+        # Flink's default group is 1 here (0 in REGEXP_EXTRACT)
+        "REGEXP_EXTRACT_ALL": lambda args: exp.RegexpExtractAll(
+            this=seq_get(args, 0), expression=seq_get(args, 1), group=seq_get(args, 2) or exp.Literal.number(1)
+        ),
         "TIMESTAMPADD": lambda args: _build_timestamp_delta(exp.TimestampAdd, args),
         "TIMESTAMPDIFF": lambda args: _build_timestamp_delta(exp.TimestampDiff, args),
         "UNIX_TIMESTAMP": lambda args, dialect: (

@@ -53,6 +53,16 @@ def call_args(node: exp.Expr) -> list[exp.Expr]:
     return list(node.expressions) if isinstance(node, exp.Anonymous) else [node.this, *node.expressions]
 
 
+def written_args(node: exp.Expr) -> list[exp.Expr]:
+    """A typed call's arguments in their written order: sqlglot keeps some under names (start, end, key, ...) that
+    `call_args` does not read."""
+    found: list[exp.Expr] = []
+    for key in node.arg_types:
+        value = node.args.get(key)
+        found.extend(v for v in (value if isinstance(value, list) else [value]) if isinstance(v, exp.Expr))
+    return found
+
+
 def star_select(source: exp.Expr, *extra: exp.Expr, exclude: tuple[str, ...] = ()) -> exp.Select:
     """`SELECT * [EXCEPT (exclude)], extra... FROM source`: a derived table that adds columns."""
     star = exp.Star(except_=[col(c) for c in exclude]) if exclude else exp.Star()
