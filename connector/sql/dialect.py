@@ -46,6 +46,8 @@ class FlinkTokenizer(Hive.Tokenizer):
     IDENTIFIERS: ClassVar[list[str | tuple[str, str]]] = ["`"]
     IDENTIFIER_ESCAPES: ClassVar[list[str]] = ["`"]
     NUMERIC_LITERALS: ClassVar[dict[str, str]] = {}
+    # Binary string literals: X'616263' is BYTES
+    HEX_STRINGS: ClassVar[list[str | tuple[str, str]]] = [("X'", "'"), ("x'", "'")]
     # Hive's `$` parameters (`${var}`) are not Flink SQL; pipeline variables are Jinja's.
     SINGLE_TOKENS: ClassVar[dict[str, TokenType]] = {k: v for k, v in Hive.Tokenizer.SINGLE_TOKENS.items() if k != "$"}
 

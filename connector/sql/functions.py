@@ -14,7 +14,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 
-from connector.sql import annotate, array_functions, types
+from connector.sql import annotate, array_functions, string_functions, time_functions, types
 from connector.sql.intervals import singular
 from connector.sql.rewriting import TranspileError, call_args, call_name, fn, written_args
 
@@ -183,28 +183,30 @@ def _json_value(node: exp.Expr) -> exp.Expr:
 
 
 def _json_exists(node: exp.Expr) -> exp.Expr:
-    """Whether the path names a member, even one whose value is null: the last key among the keys of its parent
-    object. Paths of object keys only ($.a.b); invalid JSON is false, a NULL value NULL."""
+    """Whether the path names a member whose value is not null (Flink: false for {"a": null} and '$.a'). Paths of
+    object keys only ($.a.b); invalid JSON is false, a NULL value NULL."""
     args = call_args(node)
     path = _json_path(args[1]) if len(args) == 2 else None
     keys = re.fullmatch(r"\$((?:\.[A-Za-z_][A-Za-z0-9_]*)+)", path.name) if isinstance(path, exp.Literal) else None
-    if keys is None:
+    if keys is None or path is None:
         raise TranspileError("JSON_EXISTS is supported with a JSON value and a path of object keys ('$.a.b').", node)
-    *parents, last = keys.group(1)[1:].split(".")
     value = args[0]
-    parent = fn("get_json_object", value.copy(), exp.Literal.string("$." + ".".join(parents))) if parents else value
-    found = fn("array_contains", fn("json_object_keys", parent), exp.Literal.string(last))
-    return exp.Case(
-        ifs=[exp.If(this=exp.Is(this=value.copy(), expression=exp.Null()), true=exp.Null())],
-        default=exp.Coalesce(this=found, expressions=[exp.false()]),
-    )
+    found = exp.not_(exp.Is(this=fn("get_json_object", value.copy(), path), expression=exp.Null()))
+    return exp.Case(ifs=[exp.If(this=exp.Is(this=value.copy(), expression=exp.Null()), true=exp.Null())], default=found)
 
 
 def _json_query(node: exp.Expr) -> exp.Expr:
+    """The object or array at the path as JSON text; NULL for a scalar or nothing there (Flink, without a wrapper).
+    A string member whose text is itself a JSON array or object is taken for one (get_json_object unquotes it)."""
     args = call_args(node)
     if len(args) != 2:
         raise TranspileError("JSON_QUERY is supported with a value and a path only (no WRAPPER/ON clauses).", node)
-    return fn("get_json_object", args[0], _json_path(args[1]))
+    found = fn("get_json_object", args[0], _json_path(args[1]))
+    structured = exp.or_(
+        exp.not_(exp.Is(this=fn("json_array_length", found.copy()), expression=exp.Null())),
+        exp.not_(exp.Is(this=fn("json_object_keys", found.copy()), expression=exp.Null())),
+    )
+    return exp.Case(ifs=[exp.If(this=structured, true=found)])
 
 
 def _listagg(node: exp.Expr) -> exp.Expr:
@@ -215,33 +217,6 @@ def _listagg(node: exp.Expr) -> exp.Expr:
     )
     value = node.this if not isinstance(node, exp.Anonymous) else call_args(node)[0]
     return fn("listagg", value, separator if separator is not None else exp.Literal.string(","))
-
-
-_REGEX_METACHARACTER = r"([\\^$.|?*+()\[\]{}])"
-
-
-def _literal_pattern(separator: exp.Expr) -> exp.Expr:
-    """A Java regular expression matching `separator` as written (Flink splits on it, Spark's split takes a regex)."""
-    if isinstance(separator, exp.Literal) and separator.is_string:
-        return exp.Literal.string(re.sub(_REGEX_METACHARACTER, r"\\\1", separator.name))
-    # escaped character by character: quoting with \Q...\E breaks on a separator that holds \E
-    return fn("regexp_replace", separator, exp.Literal.string(_REGEX_METACHARACTER), exp.Literal.string(r"\\$1"))
-
-
-def _split_index(node: exp.Expr) -> exp.Expr:
-    """Flink splits on the literal separator, Spark on a regex: escape it. Index is 0-based in both (`get`)."""
-    text, separator, index = call_args(node)
-    return fn("get", fn("split", text, _literal_pattern(separator), exp.Literal.number(-1)), index)
-
-
-def _split(node: exp.Expr) -> exp.Expr:
-    """SPLIT(string, delimiter): on the delimiter as written, and '' into no elements (Spark's split: [''])."""
-    text, separator = call_args(node)
-    parts = fn("split", text, _literal_pattern(separator), exp.Literal.number(-1))
-    empty = exp.cast(fn("array"), exp.DataType.build("ARRAY<STRING>"))
-    return exp.Case(
-        ifs=[exp.If(this=exp.EQ(this=text.copy(), expression=exp.Literal.string("")), true=empty)], default=parts
-    )
 
 
 def _truncate(node: exp.Expr) -> exp.Expr:
@@ -466,7 +441,6 @@ _FUNCTIONS: dict[str, Callable[[exp.Expr], exp.Expr]] = {
     "JSON_QUERY": _json_query,
     "JSON_EXISTS": _json_exists,
     "LISTAGG": _listagg,
-    "SPLIT": _split,
     "URL_DECODE": lambda node: fn("try_url_decode", *call_args(node)),
     "SHA224": _sha2(224),
     "SHA256": _sha2(256),
@@ -474,7 +448,7 @@ _FUNCTIONS: dict[str, Callable[[exp.Expr], exp.Expr]] = {
     "SHA512": _sha2(512),
     "MAP_UNION": lambda node: fn("map_concat", *call_args(node)),  # a repeated key: the last map's value (LAST_WIN)
     "CONVERT_TZ": _convert_tz,
-    "SPLIT_INDEX": _split_index,
+    **string_functions.FUNCTIONS,
     "REGEXP_EXTRACT": _regexp_extract,
     "ROW": _row,
 }
@@ -512,4 +486,6 @@ _NODES: dict[type[exp.Expr], Callable[[exp.Expr], exp.Expr]] = {
     exp.ParseUrl: lambda node: fn("try_parse_url", *written_args(node)),
     exp.FromBase64: lambda node: exp.cast(fn("unbase64", node.this), exp.DataType.build("STRING")),
     **array_functions.NODES,
+    **string_functions.NODES,
+    **time_functions.NODES,
 }

@@ -119,13 +119,14 @@ class FlinkParser(FlinkSchemaParser):
 
     # Hive's function table, kept for Flink's function names and for the words Flink's grammar reserves (ARRAY[...],
     # TRANSLATE, DATE '...'): a call of any other name (NVL, LEN, DATEDIFF) stays a plain call (exp.Anonymous), which
-    # reaches Spark by its own name and which `validate` can name as a function Flink lacks. SPLIT stays a plain call
-    # too: Spark's split takes a regular expression, Flink's a delimiter.
+    # reaches Spark by its own name and which `validate` can name as a function Flink lacks. SPLIT and INSTR stay plain
+    # calls too, which `connector.sql.string_functions` rewrites (Spark's split takes a regular expression, Flink's a
+    # delimiter; Spark's instr takes no start or occurrence).
     FUNCTIONS: ClassVar[dict[str, Callable[..., exp.Expr]]] = {
         **{
             k: v
             for k, v in HiveParser.FUNCTIONS.items()
-            if k != "SPLIT" and (k in flink_functions() or k in reserved_words())
+            if k not in ("SPLIT", "INSTR") and (k in flink_functions() or k in reserved_words())
         },
         "LISTAGG": lambda args: exp.GroupConcat(this=seq_get(args, 0), separator=seq_get(args, 1)),
         "STR_TO_MAP": lambda args: exp.StrToMap(
