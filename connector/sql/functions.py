@@ -480,6 +480,9 @@ _NODES: dict[type[exp.Expr], Callable[[exp.Expr], exp.Expr]] = {
     exp.Week: lambda node: fn("weekofyear", node.this),
     exp.Substring: _substring,
     exp.SimilarTo: _similar_to,
+    # Flink's FIRST_VALUE / LAST_VALUE skip NULLs; Spark's take them unless told to ignore them
+    exp.FirstValue: lambda node: fn("first_value", node.this, exp.true()),
+    exp.LastValue: lambda node: fn("last_value", node.this, exp.true()),
     exp.Trunc: _truncate,
     exp.Elt: _elt,
     # NULL for text that is no URL, or does not decode, as in Flink
