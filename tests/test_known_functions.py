@@ -40,6 +40,8 @@ def test_an_unknown_function_is_an_error_at_its_call_with_a_suggestion(tmp_path:
     assert in_view.startswith("3:29 error unknown-function: No match found for function 'NO_SUCH_FN'")
     (flinks,) = _errors(tmp_path, in_insert="HASH_CODE(name)")  # Flink's (Java's String.hashCode), not run here
     assert flinks.startswith("4:31 error unknown-function: Flink's function 'HASH_CODE' is not supported by kafka-sql")
+    (typeof,) = _errors(tmp_path, in_insert="TYPEOF(name)")  # Spark's names Spark's types
+    assert typeof.startswith("4:31 error unknown-function: Flink's function 'TYPEOF' is not supported by kafka-sql: ")
     (computed,) = _errors(tmp_path, computed="MY_CLOCK()")
     assert computed.startswith("1:46 error unknown-function: No match found for function 'MY_CLOCK'")
 

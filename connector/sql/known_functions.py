@@ -68,6 +68,11 @@ FLINK_INSTEAD = {
     "TO_CHAR": "DATE_FORMAT",
 }
 
+# Flink functions whose Spark namesake gives another result that kafka-sql does not rewrite: refused, with why.
+NOT_AS_IN_FLINK = {
+    "TYPEOF": "Spark's typeof names Spark's types (int, string), not Flink's (INT NOT NULL, CHAR(1) NOT NULL)",
+}
+
 
 def unknown_calls(tree: exp.Expr, declared: Iterable[str]) -> Iterator[tuple[exp.Anonymous, str]]:
     """Each call in `tree` of a function that is none of the known ones or of `declared` (the pipeline's Python
@@ -76,16 +81,18 @@ def unknown_calls(tree: exp.Expr, declared: Iterable[str]) -> Iterator[tuple[exp
     known = spark_functions() | MAPPED_CALLS | REWRITTEN | own
     for call in tree.find_all(exp.Anonymous):
         name = call.name.upper()
-        if name and name not in known and call.arg_key != "hints":  # a table's OPTIONS(...) hint is no call
+        if name in NOT_AS_IN_FLINK and name not in own:
+            yield call, f"Flink's function '{call.name}' is not supported by kafka-sql: {NOT_AS_IN_FLINK[name]}."
+        elif name and name not in known and call.arg_key != "hints":  # a table's OPTIONS(...) hint is no call
             declare = f"Declare a Python function: CREATE FUNCTION {call.name} AS 'module.function' LANGUAGE PYTHON."
             if name in flink_functions():
                 yield call, f"Flink's function '{call.name}' is not supported by kafka-sql yet. {declare}"
-                continue
-            hint = did_you_mean(name.lower(), sorted({n.lower() for n in known}))
-            yield call, (
-                f"No match found for function '{call.name}': it is no built-in function of Flink SQL, nor a function "
-                f"the pipeline declares.{hint} {declare}"
-            )
+            else:
+                hint = did_you_mean(name.lower(), sorted({n.lower() for n in known}))
+                yield call, (
+                    f"No match found for function '{call.name}': it is no built-in function of Flink SQL, nor a "
+                    f"function the pipeline declares.{hint} {declare}"
+                )
 
 
 def spark_only_calls(tree: exp.Expr, declared: Iterable[str]) -> Iterator[tuple[exp.Anonymous, str]]:

@@ -106,6 +106,12 @@ def _locate_error(error: ParseError, token: Token, at_end: bool) -> None:
         detail.setdefault("at_end", at_end)
 
 
+# Flink functions whose calls stay plain for `connector.sql.string_functions` to rewrite (Spark's split takes a
+# regular expression, Flink's a delimiter; Spark's instr takes no start or occurrence) or for `validate` to refuse
+# (TYPEOF: `connector.sql.known_functions.NOT_AS_IN_FLINK`).
+_PLAIN_CALLS = frozenset({"SPLIT", "INSTR", "TYPEOF"})
+
+
 class FlinkParser(FlinkSchemaParser):
     # Besides STATEMENT_PARSERS: queries, and the opaque commands the tokenizer knows (ADD JAR, ...).
     STATEMENT_START_TOKENS: ClassVar[set[TokenType]] = {
@@ -119,14 +125,12 @@ class FlinkParser(FlinkSchemaParser):
 
     # Hive's function table, kept for Flink's function names and for the words Flink's grammar reserves (ARRAY[...],
     # TRANSLATE, DATE '...'): a call of any other name (NVL, LEN, DATEDIFF) stays a plain call (exp.Anonymous), which
-    # reaches Spark by its own name and which `validate` can name as a function Flink lacks. SPLIT and INSTR stay plain
-    # calls too, which `connector.sql.string_functions` rewrites (Spark's split takes a regular expression, Flink's a
-    # delimiter; Spark's instr takes no start or occurrence).
+    # reaches Spark by its own name and which `validate` can name as a function Flink lacks. So do `_PLAIN_CALLS`.
     FUNCTIONS: ClassVar[dict[str, Callable[..., exp.Expr]]] = {
         **{
             k: v
             for k, v in HiveParser.FUNCTIONS.items()
-            if k not in ("SPLIT", "INSTR") and (k in flink_functions() or k in reserved_words())
+            if k not in _PLAIN_CALLS and (k in flink_functions() or k in reserved_words())
         },
         "LISTAGG": lambda args: exp.GroupConcat(this=seq_get(args, 0), separator=seq_get(args, 1)),
         "STR_TO_MAP": lambda args: exp.StrToMap(
