@@ -17,15 +17,17 @@ from connector.sql.types import timestamp_precision
 INTEGER_DIVISION = "flink_integer_division"  # on an exp.Div: the Flink type of the quotient ('INT', 'BIGINT')
 TIMESTAMP_TEXT = "flink_timestamp_text"  # on a CAST to STRING: fractional digits of the TIMESTAMP(p) value
 TRUNCATED_TYPE = "flink_truncated_type"  # on an exp.Trunc: the Spark type of its value (Flink keeps it)
+DATE_RESULT = "flink_date_result"  # on a TIMESTAMPADD or FLOOR / CEIL ... TO of a DATE by days or more: a DATE
 RESULT_TYPE = "flink_result_type"  # on a call of a Python function: its result type (exp.DataType)
 
 _INTEGERS = {exp.DType.TINYINT: 1, exp.DType.SMALLINT: 2, exp.DType.INT: 3, exp.DType.BIGINT: 4}
+_DATE_UNITS = {"DAY", "WEEK", "MONTH", "QUARTER", "YEAR"}
 _TEXT = {exp.DType.VARCHAR, exp.DType.CHAR, exp.DType.TEXT, exp.DType.NVARCHAR}
 
 
 def mark(nodes: Iterable[exp.Expr], columns: dict[str, exp.DataType | None]) -> None:
-    """Mark the divisions, truncations and casts among `nodes` (of one SELECT, whose FROM gives `columns`) whose
-    Flink result the transpiler cannot tell from the tree alone."""
+    """Mark the divisions, truncations, DATE arithmetic and casts among `nodes` (of one SELECT, whose FROM gives
+    `columns`) whose Flink result the transpiler cannot tell from the tree alone."""
     for node in nodes:
         if isinstance(node, exp.Div):
             left, right = infer_type(node.this, columns), infer_type(node.expression, columns)
@@ -36,6 +38,11 @@ def mark(nodes: Iterable[exp.Expr], columns: dict[str, exp.DataType | None]) -> 
             value = infer_type(node.this, columns)
             if value is not None and value.this is not exp.DType.DECIMAL:
                 node.meta[TRUNCATED_TYPE] = value.sql(dialect="spark")
+        elif isinstance(node, (exp.TimestampAdd, exp.Floor, exp.Ceil)):
+            unit = node.text("unit" if isinstance(node, exp.TimestampAdd) else "to").upper()
+            value = infer_type(node.this, columns)
+            if unit.removesuffix("S") in _DATE_UNITS and value is not None and value.this is exp.DType.DATE:
+                node.meta[DATE_RESULT] = True
         elif isinstance(node, exp.Cast) and not isinstance(node, exp.TryCast) and node.to.this in _TEXT:
             source = infer_type(node.this, columns)
             digits = timestamp_precision(source) if source is not None else None

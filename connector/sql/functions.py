@@ -275,13 +275,14 @@ def _floor_ceil(node: exp.Expr) -> exp.Expr:
         )
     floored = fn("date_trunc", exp.Literal.string(name), node.this)
     if isinstance(node, exp.Floor):
-        return floored
+        return _as_date(node, floored)
     amount, spark_unit = {"QUARTER": ("3", "MONTH"), "MILLISECOND": ("0.001", "SECOND")}.get(name, ("1", name))
     one = exp.Interval(this=exp.Literal.string(amount), unit=exp.var(spark_unit))
     exact = exp.EQ(this=floored.copy(), expression=node.this.copy())
-    return exp.Case(
+    ceiling = exp.Case(
         ifs=[exp.If(this=exact, true=node.this.copy())], default=exp.Add(this=floored.copy(), expression=one)
     )
+    return _as_date(node, ceiling)
 
 
 def _null_if_any_null(node: exp.Expr) -> exp.Expr:
@@ -427,7 +428,14 @@ def _row(node: exp.Expr) -> exp.Expr:
 
 
 def _timestampadd(node: exp.Expr) -> exp.Expr:
-    return fn("timestampadd", exp.var(node.text("unit").upper()), node.expression, node.this)
+    added = fn("timestampadd", exp.var(node.text("unit").upper()), node.expression, node.this)
+    return _as_date(node, added)
+
+
+def _as_date(node: exp.Expr, result: exp.Expr) -> exp.Expr:
+    """`result` as a DATE where Flink's stays one (a DATE moved or rounded by days or more: `annotate.DATE_RESULT`);
+    Spark's timestampadd and date_trunc give a TIMESTAMP."""
+    return exp.cast(result, exp.DataType.build("DATE")) if node.meta.get(annotate.DATE_RESULT) else result
 
 
 # Flink functions the parser leaves as plain calls, by name.

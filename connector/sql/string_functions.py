@@ -2,7 +2,8 @@
 the conformance cases `split`, `string_functions` and `functions_edges_more`).
 
 Spark's split takes a regular expression where Flink's SPLIT and SPLIT_INDEX take the delimiter as written; Spark's
-instr has no start or occurrence, and its locate finds nothing from a position below 1, where Flink starts at 1.
+instr has no start or occurrence, and its locate finds nothing from a position below 1, where Flink starts at 1;
+Spark's replace of '' and overlay past the end differ too (`replace_overlay_dates`).
 """
 
 from __future__ import annotations
@@ -93,9 +94,34 @@ def _locate(node: exp.Expr) -> exp.Expr:
     return fn("locate", part, text, exp.If(this=below_one, true=exp.Literal.number(1), false=start))
 
 
+def _replace(node: exp.Expr) -> exp.Expr:
+    """REPLACE(string, '', replacement) puts the replacement before, between and after the characters, as Java's
+    String.replace does (Spark's replace leaves the string as it is)."""
+    text, search, replacement = written_args(node)
+    # Java regex replacement text: \ and $ taken literally
+    literal = fn("regexp_replace", replacement.copy(), exp.Literal.string(r"([\\$])"), exp.Literal.string(r"\\$1"))
+    everywhere = exp.If(
+        this=exp.EQ(this=text.copy(), expression=exp.Literal.string("")),
+        true=replacement.copy(),
+        false=fn("regexp_replace", text.copy(), exp.Literal.string(""), literal),
+    )
+    empty = exp.EQ(this=search.copy(), expression=exp.Literal.string(""))
+    return exp.Case(ifs=[exp.If(this=empty, true=everywhere)], default=fn("replace", text, search, replacement))
+
+
+def _overlay(node: exp.Expr) -> exp.Expr:
+    """OVERLAY(string PLACING s FROM start [FOR n]) from past the string's end leaves it as it is (Spark's appends)."""
+    past_end = exp.GT(this=node.args["from_"].copy(), expression=fn("char_length", node.this.copy()))
+    return exp.Case(ifs=[exp.If(this=past_end, true=node.this.copy())], default=node.copy())
+
+
 FUNCTIONS: dict[str, Callable[[exp.Expr], exp.Expr]] = {
     "SPLIT": _split,
     "SPLIT_INDEX": _split_index,
     "INSTR": _instr,
 }
-NODES: dict[type[exp.Expr], Callable[[exp.Expr], exp.Expr]] = {exp.StrPosition: _locate}
+NODES: dict[type[exp.Expr], Callable[[exp.Expr], exp.Expr]] = {
+    exp.StrPosition: _locate,
+    exp.Replace: _replace,
+    exp.Overlay: _overlay,
+}

@@ -57,7 +57,8 @@ def _timestampdiff(node: exp.Expr) -> exp.Expr:
 
 
 def _micros(value: exp.Expr) -> exp.Expr:
-    """Microseconds since 1970-01-01 00:00:00 of a DATE or TIMESTAMP, whatever the session's time zone."""
+    """Microseconds since 1970-01-01 00:00:00 of a DATE or TIMESTAMP, whatever the session's time zone (a
+    TIMESTAMP_LTZ counts from its wall-clock time in that zone)."""
     epoch = exp.cast(exp.Literal.string("1970-01-01 00:00:00"), exp.DataType.build("TIMESTAMP_NTZ", dialect="spark"))
     moment = exp.cast(value, exp.DataType.build("TIMESTAMP_NTZ", dialect="spark"))
     return fn("timestampdiff", exp.var("MICROSECOND"), epoch, moment)
@@ -65,14 +66,13 @@ def _micros(value: exp.Expr) -> exp.Expr:
 
 def _extract(node: exp.Expr) -> exp.Expr:
     unit = node.name.upper()
-    micros = _micros(node.expression)
     if unit == "EPOCH":
-        return exp.IntDiv(this=micros, expression=exp.Literal.number(1_000_000))
+        return exp.IntDiv(this=_micros(node.expression), expression=exp.Literal.number(1_000_000))
     if unit == "MILLISECOND":
-        millis = exp.IntDiv(this=micros, expression=exp.Literal.number(1_000))
+        millis = exp.IntDiv(this=_micros(node.expression), expression=exp.Literal.number(1_000))
         return exp.Mod(this=exp.paren(millis), expression=exp.Literal.number(60_000))
     if unit == "MICROSECOND":
-        return exp.Mod(this=micros, expression=exp.Literal.number(60_000_000))
+        return exp.Mod(this=_micros(node.expression), expression=exp.Literal.number(60_000_000))
     return node
 
 
