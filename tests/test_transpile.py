@@ -843,3 +843,14 @@ def test_rankings_spark_cannot_run_are_refused(
 ) -> None:
     with pytest.raises(TranspileError, match=re.escape(message)):
         to_spark_query(parse(DEDUP.format(order=order, where=where)), proctimes=proctimes)
+
+
+def test_an_argument_sparks_generator_would_drop_is_an_error_not_a_log_line() -> None:
+    """sqlglot's Spark generator logs and drops what Spark cannot express (TRUNCATE's decimals, before kafka-sql
+    rewrote it, became CAST(x AS BIGINT) with a log line); the transpiler refuses such a tree instead."""
+    from connector.sql.transpile import spark_sql
+
+    dropped = exp.select(exp.Trunc(this=exp.column("x"), decimals=exp.Literal.number(2))).from_("t")
+    with pytest.raises(TranspileError, match=r"cannot run on Spark as written: .*decimals"):
+        spark_sql(dropped)
+    assert spark_sql(exp.select(exp.Trunc(this=exp.column("x"))).from_("t")) == "SELECT CAST(x AS BIGINT) FROM t"

@@ -27,6 +27,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
 from sqlglot import exp
+from sqlglot.errors import ErrorLevel, UnsupportedError
 
 from connector.sql import python_functions
 from connector.sql.catalog import UPDATE_AFTER_COLUMN, UPDATE_BEFORE_COLUMN
@@ -84,15 +85,24 @@ def to_spark_query(
         query = query if owned else query.copy()
         owned = True
         rewriter.changelog_aggregation(query, retracting, keyed=not changelog, kinds=kinds)
-    sql = rewriter.query(query, owned=owned).sql(dialect="spark", copy=False)  # the rewritten tree is ours
+    sql = spark_sql(rewriter.query(query, owned=owned))  # the rewritten tree is ours
     return SparkQuery(
         sql, rewriter.deduplications, rewriter.temporal_joins, rewriter.over_aggregations, rewriter.aggregations
     )
 
 
+def spark_sql(tree: exp.Expr) -> str:
+    """Spark SQL text of a rewritten tree, which is ours to change. An argument sqlglot's Spark generator would drop
+    (with a log line only) is an error: the query would compute something else than it says."""
+    try:
+        return tree.sql(dialect="spark", copy=False, unsupported_level=ErrorLevel.RAISE)
+    except UnsupportedError as error:
+        raise TranspileError(f"This cannot run on Spark as written: {error}") from None
+
+
 def to_spark_sql(query: exp.Query, *, watermarks: Mapping[str, str] | None = None, streaming: bool = True) -> str:
     """Spark SQL text computing what the Flink `query` computes (see `transpile`)."""
-    return transpile(query, watermarks=watermarks, streaming=streaming).sql(dialect="spark", copy=False)
+    return spark_sql(transpile(query, watermarks=watermarks, streaming=streaming))
 
 
 def transpile(query: exp.Query, *, watermarks: Mapping[str, str] | None = None, streaming: bool = True) -> exp.Query:
@@ -159,7 +169,7 @@ class _Rewriter:
         grouped = {n.lower() for c, n in aggregation.outputs if c.startswith("__agg_k")}
         if not {k.lower() for k in deduplication.keys} <= grouped:
             raise TranspileError("A Top-N over a GROUP BY must be PARTITIONED BY keys of the GROUP BY.", select)
-        aggregation.sql = self.query(aggregation.select, owned=True).sql(dialect="spark", copy=False)
+        aggregation.sql = spark_sql(self.query(aggregation.select, owned=True))
         deduplication.aggregation = aggregation
 
     def record_changes(self, deduplication: Deduplication, outer: exp.Select) -> None:
@@ -180,7 +190,7 @@ class _Rewriter:
         aggregation = extract_aggregation(select, len(self.aggregations) + 1, retracting, keyed, kinds)
         if aggregation is not None:
             self.aggregations.append(aggregation)
-            aggregation.sql = self.query(aggregation.select, owned=True).sql(dialect="spark", copy=False)
+            aggregation.sql = spark_sql(self.query(aggregation.select, owned=True))
 
     def query(self, query: exp.Query, owned: bool = False) -> exp.Query:
         tree = query if owned else query.copy()
@@ -206,10 +216,10 @@ class _Rewriter:
                     overs.append(over)
         self.reject_unsupported(tree)
         for over in overs:
-            over.sql = self.query(over.select).sql(dialect="spark", copy=False)
+            over.sql = spark_sql(self.query(over.select))
         self.over_aggregations.extend(overs)
         for deduplication in found:
-            deduplication.sql = self.query(deduplication.select).sql(dialect="spark", copy=False)
+            deduplication.sql = spark_sql(self.query(deduplication.select))
         self.deduplications.extend(found)
         for select in reversed(list(tree.find_all(exp.Select))):
             rewrite_window_tvfs(select, self.watermarks)
