@@ -10,6 +10,10 @@ Starts a broker (`connector.dev.broker`), produces --records JSON records of abo
   checked, nothing else: the ceiling for a Python reader (in this process);
 * `flink-kafka` source -> noop sink, Trigger.AvailableNow, a fresh checkpoint each run;
 * Spark's built-in Kafka source (spark-sql-kafka-0-10, resolved with mvn: `connector.runtime.spark_jars`) -> noop;
+* the ceiling of any Python Data Source: `bench/ceiling_source.py` yields Arrow batches of the `flink-kafka`
+  source's schema built before the query, reading no Kafka -> noop. What it costs is Spark's alone (the Python
+  worker's Arrow stream, the JVM's conversion to rows, the sink), so no Python source can beat its rate; the
+  report shows it against the raw loop, which hands nothing to Spark;
 * end to end, JSON parse + filter + Kafka sink to another topic: the kafka-sql engine running a small SQL
   file (flink-kafka source, Flink JSON format, flink-kafka-sink), and the built-in source and sink with
   from_json/to_json; plus, to tell source from sink, the flink-kafka source with the built-in sink;
@@ -267,6 +271,13 @@ def report(count: int, raw: list[dict[str, float]], runs: list[dict]) -> None:
             in_batches = rows[case].batches / rows[against].batches
             verdict = "met" if ratio >= goal else "NOT met"
             print(f"  {case} / {against}: {ratio:.2f} ({in_batches:.2f}), goal >= {goal}: {verdict}")
+    if "ceiling-noop" in rows and "source-noop" in rows:
+        ceiling, source = rows["ceiling-noop"], rows["source-noop"]
+        print(
+            f"  bound: Spark's own cost of the source's rows (ceiling-noop, no Kafka read at all) allows "
+            f"{ceiling.wall / rows['raw'].wall:.2f} ({ceiling.batches / rows['raw'].batches:.2f}) of the raw loop; "
+            f"the source reaches {source.wall / ceiling.wall:.2f} ({source.batches / ceiling.batches:.2f}) of it"
+        )
     for run in (r for r in runs if r["case"] == "backlog"):
         mb = max(run["peak_worker_rss"], run["worker_hwm"]) / 2**20
         print(

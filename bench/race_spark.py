@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from confluent_kafka.admin import AdminClient
+from pyspark import cloudpickle
 
+from connector.connectors.kafka.records import MAX_BATCH_RECORDS
 from connector.connectors.kafka.source import KafkaSource
 from connector.dev import broker
 from connector.planning.plan import build
@@ -33,6 +35,8 @@ from connector.runtime.spark_jars import spark_kafka_jars
 from connector.sql.frontend import compile_file
 
 sys.path.insert(0, str(Path(__file__).parent))
+import ceiling_source
+from ceiling_source import ipc_batch
 from procs import Monitor, Usage, role, snapshot
 
 if TYPE_CHECKING:
@@ -76,6 +80,7 @@ INSERT INTO big_orders SELECT id, customer, amount, ts FROM orders WHERE amount 
 CASES = {
     "source-noop": "flink-kafka source -> noop",
     "builtin-noop": "built-in kafka source -> noop",
+    "ceiling-noop": "ceiling: Python Data Source, no Kafka -> noop",
     # end to end: JSON parse, filter, JSON to another topic
     "e2e-ours": "e2e: kafka-sql engine (flink-kafka source + sink)",
     "e2e-builtin": "e2e: built-in source + sink, from_json/to_json",
@@ -113,6 +118,8 @@ class Race:
         self.partitions: int = config["partitions"]
         self.spark = _session()
         self.spark.dataSource.register(KafkaSource)
+        cloudpickle.register_pickle_by_value(ceiling_source)  # bench/ is not on the Python workers' path
+        self.spark.dataSource.register(ceiling_source.CeilingSource)
         self._sinks = 0
 
     # ---- cases
@@ -123,6 +130,18 @@ class Race:
 
     def builtin_noop(self, topic: Topic) -> StreamingQuery:
         return self._noop(self._builtin_source(topic))
+
+    def ceiling_noop(self, topic: Topic) -> StreamingQuery:
+        """Spark's cost of the source's rows alone (`ceiling_source`): what the raw loop leaves out."""
+        from race import record  # here: race imports this module
+
+        keys, values = zip(*(record(i)[:2] for i in range(min(MAX_BATCH_RECORDS, topic.records))), strict=True)
+        options = {
+            "batch": ipc_batch(list(keys), list(values), topic.name).hex(),
+            "records": str(topic.records),
+            "partitions": str(self.partitions),
+        }
+        return self._noop(self.spark.readStream.format(ceiling_source.NAME).options(**options).load())
 
     def e2e_ours(self, topic: Topic, sink: str) -> StreamingQuery:
         sql = self.work / "race.sql"
