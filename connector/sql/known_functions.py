@@ -24,7 +24,7 @@ from pathlib import Path
 from sqlglot import exp
 
 from connector.diagnostics import did_you_mean
-from connector.sql.flink_functions import flink_functions
+from connector.sql.flink_functions import CALL_META, argument_counts, flink_functions, takes
 from connector.sql.functions import MAPPED_CALLS
 from connector.sql.reserved import reserved_words
 
@@ -129,3 +129,31 @@ def listed(spark: object) -> list[str]:
 
 if __name__ == "__main__":
     main()
+
+
+def miscounted_calls(tree: exp.Expr, declared: Iterable[str]) -> Iterator[tuple[exp.Func, str]]:
+    """Each call in `tree` of a Flink built-in function (not one the pipeline declares) with more or fewer arguments
+    than Flink's signatures take, with the error's message: Flink refuses it ("Invalid number of arguments to
+    function"), and Spark's namesake would fail at start, or take the call for one of its own."""
+    own = {name.upper() for name in declared}
+    for call in tree.find_all(exp.Func):
+        if isinstance(call, exp.Anonymous):
+            name, given = call.name.upper(), len(call.expressions)
+        elif CALL_META in call.meta:
+            name, given = call.meta[CALL_META]
+        else:
+            continue
+        counts = argument_counts(name)
+        if counts is not None and not takes(name, given) and name not in own and call.arg_key != "hints":
+            yield call, (
+                f"Invalid number of arguments to function '{name}': Flink's {name} takes {_arguments(*counts)}, "
+                f"the call gives {given}."
+            )
+
+
+def _arguments(fewest: int, most: int | None) -> str:
+    if most is None:
+        return f"at least {fewest} argument{'s' * (fewest != 1)}"
+    if fewest == most:
+        return f"{fewest} argument{'s' * (fewest != 1)}"
+    return f"{fewest} to {most} arguments"

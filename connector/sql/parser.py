@@ -7,7 +7,7 @@ CREATE TABLE's grammar is in `FlinkSchemaParser`, which this class extends.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from sqlglot import exp
 from sqlglot.errors import ParseError
@@ -24,7 +24,7 @@ from connector.sql.expressions import (
     StatementSet,
     WindowTVF,
 )
-from connector.sql.flink_functions import flink_functions
+from connector.sql.flink_functions import CALL_META, flink_functions, takes
 from connector.sql.reserved import reserved_words
 from connector.sql.schema_parser import FlinkSchemaParser
 
@@ -106,6 +106,8 @@ def _locate_error(error: ParseError, token: Token, at_end: bool) -> None:
         detail.setdefault("at_end", at_end)
 
 
+E = TypeVar("E", bound=exp.Expr)
+
 # Flink functions whose calls stay plain for `connector.sql.string_functions` to rewrite (Spark's split takes a
 # regular expression, Flink's a delimiter; Spark's instr takes no start or occurrence) or for `validate` to refuse
 # (TYPEOF: `connector.sql.known_functions.NOT_AS_IN_FLINK`).
@@ -178,6 +180,30 @@ class FlinkParser(FlinkSchemaParser):
         super().reset()
         # Hints met between a table name and its alias, waiting for the table (see _parse_table).
         self._pending_hints: list[exp.Expr] | None = None
+        # The name tokens of the calls being parsed, innermost last (see validate_expression).
+        self._calls: list[Token] = []
+
+    def _parse_function_call(self, *args: Any, **kwargs: Any) -> exp.Expr | None:
+        if not self._curr:
+            return None
+        self._calls.append(self._curr)
+        try:
+            return super()._parse_function_call(*args, **kwargs)
+        finally:
+            self._calls.pop()
+
+    def validate_expression(self, expression: E, args: list | None = None) -> E:
+        """sqlglot calls this with the written arguments of a call it builds a typed node for; the node keeps the
+        name and the argument count (`CALL_META`), which typed nodes may not show (defaults added, arguments merged),
+        for `validate` to check them against Flink's signature. A count Flink refuses skips sqlglot's own checks of
+        the node ("Required keyword ... missing"), so that the error says what Flink's function takes."""
+        if args is not None and self._calls and isinstance(expression, exp.Func):
+            name = self._calls[-1].text.upper()
+            expression.meta[CALL_META] = (name, len(args))
+            expression.update_positions(self._calls[-1])  # IF(...), SUBSTRING(...) have parsers of their own
+            if not takes(name, len(args)):
+                return expression  # `validate` names Flink's argument counts; sqlglot's node's would mislead
+        return super().validate_expression(expression, args)
 
     def raise_error(self, message: str, token: Token | None = None) -> None:
         """Record where the error is as an offset too: sqlglot reports only a token's end column."""

@@ -21,7 +21,7 @@ from connector.sql import annotate, changes
 from connector.sql.annotate import infer_type
 from connector.sql.catalog import Column, ColumnKind, Function, Insert, Pipeline, Table
 from connector.sql.expressions import WindowTVF
-from connector.sql.known_functions import spark_only_calls, unknown_calls
+from connector.sql.known_functions import miscounted_calls, spark_only_calls, unknown_calls
 from connector.sql.lookups import is_lookup, is_versioned, lookup_problem, lookup_tables
 from connector.sql.rewriting import call_name
 from connector.sql.temporal import temporal_problem
@@ -290,9 +290,12 @@ class _Checker:
         return _Relation(item.alias_or_name or function.name, types)
 
     def calls(self, tree: exp.Expr, where: Position) -> None:
-        """Every function `tree` calls is one kafka-sql runs, and one of Flink's (`connector.sql.known_functions`)."""
+        """Every function `tree` calls is one kafka-sql runs, and one of Flink's (`connector.sql.known_functions`), with
+        as many arguments as Flink's takes."""
         for call, message in unknown_calls(tree, self.pipeline.functions):
             self.error(self.pos_of(call, where), "unknown-function", message)
+        for miscounted, message in miscounted_calls(tree, self.pipeline.functions):
+            self.error(self.pos_of(miscounted, where), "argument-count", message)
         for call, message in spark_only_calls(tree, self.pipeline.functions):
             self.warning(self.pos_of(call, where), "spark-only-function", message)
 
