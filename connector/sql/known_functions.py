@@ -26,7 +26,6 @@ from sqlglot import exp
 from connector.diagnostics import did_you_mean
 from connector.sql.flink_functions import CALL_META, argument_counts, flink_functions, takes
 from connector.sql.functions import MAPPED_CALLS
-from connector.sql.reserved import reserved_words
 
 SPARK_FUNCTIONS_FILE = Path(__file__).with_name("spark_functions.txt")
 _WINDOWS = ("TUMBLE", "HOP", "SESSION", "CUMULATE")
@@ -95,17 +94,24 @@ def unknown_calls(tree: exp.Expr, declared: Iterable[str]) -> Iterator[tuple[exp
                 )
 
 
-def spark_only_calls(tree: exp.Expr, declared: Iterable[str]) -> Iterator[tuple[exp.Anonymous, str]]:
+def spark_only_calls(tree: exp.Expr, declared: Iterable[str]) -> Iterator[tuple[exp.Func, str]]:
     """Each call in `tree` of a Spark function that Flink SQL lacks (and the pipeline does not declare), with the
-    warning's message."""
+    warning's message. Calls of reserved words are typed nodes (CORR, DATE_TRUNC): their written name is in
+    `CALL_META`."""
     own = {name.upper() for name in declared}
-    flink = flink_functions() | reserved_words() | MAPPED_CALLS | REWRITTEN | own
-    for call in tree.find_all(exp.Anonymous):
-        name = call.name.upper()
+    flink = flink_functions() | MAPPED_CALLS | REWRITTEN | own
+    for call in tree.find_all(exp.Func):
+        if isinstance(call, exp.Anonymous):
+            written = call.name
+        elif CALL_META in call.meta:
+            written = call.meta[CALL_META][0]
+        else:
+            continue
+        name = written.upper()
         if name and name not in flink and name in spark_functions() and call.arg_key != "hints":
             instead = f" Flink's {FLINK_INSTEAD[name]} does this instead." if name in FLINK_INSTEAD else ""
             yield call, (
-                f"'{call.name}' is no function of Flink SQL: Flink refuses this call (\"No match found for function "
+                f"'{written}' is no function of Flink SQL: Flink refuses this call (\"No match found for function "
                 f"signature\"), and kafka-sql runs it as Spark's {name.lower()}.{instead}"
             )
 

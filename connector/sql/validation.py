@@ -296,8 +296,8 @@ class _Checker:
             self.error(self.pos_of(call, where), "unknown-function", message)
         for miscounted, message in miscounted_calls(tree, self.pipeline.functions):
             self.error(self.pos_of(miscounted, where), "argument-count", message)
-        for call, message in spark_only_calls(tree, self.pipeline.functions):
-            self.warning(self.pos_of(call, where), "spark-only-function", message)
+        for spark_only, message in spark_only_calls(tree, self.pipeline.functions):
+            self.warning(self.pos_of(spark_only, where), "spark-only-function", message)
 
     def pos_of(self, node: exp.Expr, fallback: Position) -> Position:
         return self.locate(node, fallback)

@@ -11,7 +11,9 @@ validator does for a call: category USER_DEFINED_FUNCTION, syntax FUNCTION, case
 definitions that SQL cannot call (`lowerCase`, `$SUM0`) are not found and left out. Each name comes with the fewest
 and most arguments its overloads take (the operand count range the validator checks a call against, "Invalid number
 of arguments to function"), unless one of them counts no operands, or Flink's parser gives a call written with that
-many arguments other operands (a grammar of its own: TRIM(s) is TRIM(BOTH ' ' FROM s)).
+many arguments other operands (a grammar of its own: TRIM(s) is TRIM(BOTH ' ' FROM s)). Besides, the reserved words
+Flink's grammar reads as a call of one of its functions (CEILING is CEIL), found by validating a call of each with up
+to three literal arguments.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from flink_java import REPO, ask_flink, write_list
 TARGET = REPO / "connector" / "sql" / "flink_functions.txt"
 PROGRAM = """
 import org.apache.calcite.sql.*;
+import org.apache.calcite.sql.parser.SqlAbstractParserImpl;
 import org.apache.calcite.sql.parser.SqlParser;
 import org.apache.calcite.sql.parser.SqlParserPos;
 import org.apache.calcite.sql.validate.SqlNameMatchers;
@@ -52,7 +55,40 @@ public class FunctionNames {
                 found.add(name.toUpperCase() + arity(name, operators));
             }
         }
+        // Reserved words Flink's grammar reads as a call of one of its functions (CEILING(x) is CEIL(x), TRANSLATE(s,
+        // a, b) one of TRANSLATE's forms): a query calling them passes Flink's validator with some argument count.
+        Set<String> names = new HashSet<>();
+        for (String entry : found) names.add(entry.split(":")[0]);
+        SqlAbstractParserImpl.Metadata metadata =
+            FlinkSqlParserImpl.FACTORY.getParser(new java.io.StringReader("")).getMetadata();
+        for (String word : metadata.getTokens()) {
+            if (metadata.isReservedWord(word) && !names.contains(word) && word.matches("[A-Z_][A-Z0-9_]*")
+                    && callable(env, word)) {
+                found.add(word);
+            }
+        }
         System.out.println(String.join("\\n", found));
+    }
+
+    static boolean callable(TableEnvironment env, String word) {
+        for (int count = 0; count <= 3; count++) {
+            for (String literal : new String[] {"1", "'a'"}) {
+                String call = word + "(" + String.join(", ", Collections.nCopies(count, literal)) + ")";
+                try {
+                    if (!(parse(call) instanceof SqlCall parsed && parsed.getOperator() instanceof SqlFunction)) {
+                        continue;  // NOT(1) is an operator, SELECT ALL(1) a quantifier
+                    }
+                    env.sqlQuery("SELECT " + call);
+                    return true;
+                } catch (Exception | AssertionError refused) {  // SELECT VALUES(1): "not a query"
+                    String message = String.valueOf(refused.getMessage());
+                    if (message.contains("Cannot apply") || message.contains("Invalid number of arguments")) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
     }
 
     // ":min:max" (max -1: no limit) over every overload, when each is called with plain function syntax, knows its
@@ -76,14 +112,17 @@ public class FunctionNames {
     }
 
     static boolean parsedAsWritten(String name, int count) {
-        String call = name + "(" + String.join(", ", Collections.nCopies(count, "x")) + ")";
         try {
-            SqlNode node = SqlParser.create(call, SqlParser.config().withParserFactory(FlinkSqlParserImpl.FACTORY))
-                .parseExpression();
+            SqlNode node = parse(name + "(" + String.join(", ", Collections.nCopies(count, "x")) + ")");
             return node instanceof SqlCall && ((SqlCall) node).operandCount() == count;
         } catch (Exception refused) {
             return false;
         }
+    }
+
+    static SqlNode parse(String expression) throws Exception {
+        return SqlParser.create(expression, SqlParser.config().withParserFactory(FlinkSqlParserImpl.FACTORY))
+            .parseExpression();
     }
 }
 """
