@@ -130,3 +130,12 @@ def test_calls_whose_grammar_flink_parses_into_other_operands_are_not_counted(tm
         assert _errors(tmp_path, in_insert=call) == [], call
     listed = FLINK_FUNCTIONS_FILE.read_text().splitlines()
     assert "TRIM" in listed and "JSON_QUERY" in listed and "SUBSTRING 2 3" in listed
+
+
+def test_flinks_functions_written_without_parentheses_are_calls_not_columns(tmp_path: Path) -> None:
+    """Flink 2.3 runs SELECT LOCALTIMESTAMP, LOCALTIME, PI FROM t (checked with PyFlink); sqlglot reads the bare
+    words as column references, which `validate` took for columns the table lacks."""
+    for written in ("CAST(LOCALTIMESTAMP AS STRING)", "CAST(ROUND(PI, 2) AS STRING)", "CAST(LOCALTIME AS STRING)"):
+        assert _errors(tmp_path, in_insert=written) == [], written
+    (unknown,) = _errors(tmp_path, in_insert="CAST(LOCALTIMESTAMPS AS STRING)")
+    assert unknown.startswith("4:36 error unknown-column: Column 'LOCALTIMESTAMPS' not found")

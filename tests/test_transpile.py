@@ -539,6 +539,7 @@ def test_streaming_cascaded_windows_keep_window_time_as_the_time_attribute(
         ("TIMESTAMP '2020-04-15 08:05:00' + INTERVAL '1:30' HOUR TO MINUTE", dt.datetime(2020, 4, 15, 9, 35)),
         ("TIMESTAMPADD(HOUR, 1, TIMESTAMP '2020-04-15 08:05:00')", dt.datetime(2020, 4, 15, 9, 5)),
         ("TIMESTAMPDIFF(MINUTE, TIMESTAMP '2020-04-15 08:05:00', TIMESTAMP '2020-04-15 09:00:00')", 55),
+        ("ROUND(PI, 4)", 3.1416),  # PI without parentheses, as Flink allows
         ("CAST(42 AS STRING)", "42"),
         ("CAST('2020-04-15 08:05:00' AS TIMESTAMP(3))", dt.datetime(2020, 4, 15, 8, 5)),
         ("CAST(CAST('ab' AS BYTES) AS STRING)", "ab"),
@@ -575,6 +576,13 @@ def test_time_functions_and_casts_have_the_flink_types(
     schema = spark.sql(spark_sql(f"SELECT {flink_expression} AS v")).schema
 
     assert schema["v"].dataType == spark_type
+
+
+def test_localtime_and_current_time_are_times_of_whole_seconds_as_in_flink(spark: SparkSession) -> None:
+    # Flink's are TIME(0) (CAST(LOCALTIME AS STRING) is '20:29:46'); Spark's current_time() has microseconds
+    (row,) = spark.sql(spark_sql("SELECT CAST(LOCALTIME AS STRING) AS a, CAST(CURRENT_TIME AS STRING) AS b")).collect()
+
+    assert re.fullmatch(r"\d\d:\d\d:\d\d", row.a) and re.fullmatch(r"\d\d:\d\d:\d\d", row.b), row
 
 
 def test_listagg_joins_with_a_comma_by_default(spark: SparkSession) -> None:

@@ -14,7 +14,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 
-from connector.sql import annotate, array_functions, string_functions, time_functions, types
+from connector.sql import annotate, array_functions, flink_only_functions, string_functions, time_functions, types
 from connector.sql.intervals import singular
 from connector.sql.rewriting import TranspileError, call_args, call_name, fn, written_args
 
@@ -457,10 +457,27 @@ _FUNCTIONS: dict[str, Callable[[exp.Expr], exp.Expr]] = {
     "MAP_UNION": lambda node: fn("map_concat", *call_args(node)),  # a repeated key: the last map's value (LAST_WIN)
     "CONVERT_TZ": _convert_tz,
     **string_functions.FUNCTIONS,
+    **flink_only_functions.FUNCTIONS,
     "REGEXP_EXTRACT": _regexp_extract,
     "ROW": _row,
 }
 MAPPED_CALLS = frozenset(_FUNCTIONS)  # the plain calls above, which the transpiler rewrites for Spark
+# Flink's functions written without parentheses that sqlglot reads as column references -> their Spark calls.
+NO_PAREN_CALLS: dict[str, Callable[[], exp.Expr]] = {
+    "LOCALTIMESTAMP": lambda: fn("localtimestamp"),
+    # TIME(0), as Flink's (Spark's current_time() is TIME(6))
+    "LOCALTIME": lambda: fn("current_time", exp.Literal.number(0)),
+    "CURRENT_TIME": lambda: fn("current_time", exp.Literal.number(0)),
+    "PI": lambda: fn("pi"),
+}
+
+
+def no_paren_call(column: exp.Column) -> exp.Expr | None:
+    """The Spark call a bare, unquoted column reference stands for (`NO_PAREN_CALLS`), if it is one."""
+    if column.table or not isinstance(column.this, exp.Identifier) or column.this.quoted:
+        return None
+    build = NO_PAREN_CALLS.get(column.name.upper())
+    return build() if build else None
 # Flink functions the parser turns into typed sqlglot nodes whose Spark rendering differs from Flink.
 _NODES: dict[type[exp.Expr], Callable[[exp.Expr], exp.Expr]] = {
     exp.JSONValue: _json_value,

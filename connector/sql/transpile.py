@@ -35,7 +35,7 @@ from connector.sql.changelog_aggregation import ChangelogAggregation
 from connector.sql.changelog_aggregation import extract as extract_aggregation
 from connector.sql.deduplication import Deduplication, extract, extract_distinct
 from connector.sql.dialect import Flink
-from connector.sql.functions import spark_cast, spark_function
+from connector.sql.functions import no_paren_call, spark_cast, spark_function
 from connector.sql.intervals import spark_interval
 from connector.sql.over import OverAggregation
 from connector.sql.over import extract as extract_over
@@ -416,13 +416,8 @@ class _Rewriter:
             return spark_interval(node)
         if isinstance(node, exp.Bracket):
             return self.subscript(node)
-        if (
-            isinstance(node, exp.Column)
-            and not node.table
-            and not node.this.quoted
-            and node.name.upper() == "LOCALTIMESTAMP"
-        ):
-            return fn("localtimestamp")
+        if isinstance(node, exp.Column) and (call := no_paren_call(node)) is not None:
+            return call
         if isinstance(node, exp.Count) and isinstance(node.this, exp.Distinct) and self.streaming:
             return self.count_distinct(node.this)
         return spark_function(node)

@@ -21,6 +21,7 @@ from connector.sql import annotate, changes
 from connector.sql.annotate import infer_type
 from connector.sql.catalog import Column, ColumnKind, Function, Insert, Pipeline, Table
 from connector.sql.expressions import WindowTVF
+from connector.sql.functions import no_paren_call
 from connector.sql.known_functions import miscounted_calls, spark_only_calls, unknown_calls
 from connector.sql.lookups import is_lookup, is_versioned, lookup_problem, lookup_tables
 from connector.sql.rewriting import call_name
@@ -355,6 +356,8 @@ class _Checker:
                     )
                 continue
             if column.name.lower() in {c.lower() for c in visible} or column.name.lower() in aliases:
+                continue
+            if no_paren_call(column) is not None:  # LOCALTIMESTAMP, PI: Flink's calls without parentheses
                 continue
             self.error(
                 self.pos_of(column, where),
