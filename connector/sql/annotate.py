@@ -3,7 +3,8 @@
 The validator knows the columns' Flink types; the transpiler, which rewrites the tree later, does not. Where the
 result depends on them, the validator marks the node (`mark`) and the transpiler reads the mark
 (`connector.sql.functions`): an integer divided by an integer is an integer in Flink (10 / 4 = 2; Spark's `/` is
-DOUBLE), and a TIMESTAMP(p) cast to STRING shows p fractional digits (Spark drops trailing zeros).
+DOUBLE), a TIMESTAMP(p) cast to STRING shows p fractional digits (Spark drops trailing zeros), and an ARRAY, MAP or
+ROW cast to STRING is written as Flink writes it (`connector.sql.complex_text`).
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ from collections.abc import Iterable
 
 from sqlglot import exp
 
-from connector.sql.types import timestamp_precision
+from connector.sql.types import timestamp_precision, type_root
 
 INTEGER_DIVISION = "flink_integer_division"  # on an exp.Div: the Flink type of the quotient ('INT', 'BIGINT')
 TIMESTAMP_TEXT = "flink_timestamp_text"  # on a CAST to STRING: fractional digits of the TIMESTAMP(p) value
 TRUNCATED_TYPE = "flink_truncated_type"  # on an exp.Trunc: the Spark type of its value (Flink keeps it)
 DATE_RESULT = "flink_date_result"  # on a TIMESTAMPADD or FLOOR / CEIL ... TO of a DATE by days or more: a DATE
 RESULT_TYPE = "flink_result_type"  # on a call of a Python function: its result type (exp.DataType)
+COMPLEX_TEXT = "flink_complex_text"  # on a CAST to STRING of an ARRAY, MAP or ROW: its Flink type (exp.DataType)
 
 _INTEGERS = {exp.DType.TINYINT: 1, exp.DType.SMALLINT: 2, exp.DType.INT: 3, exp.DType.BIGINT: 4}
 _DATE_UNITS = {"DAY", "WEEK", "MONTH", "QUARTER", "YEAR"}
@@ -48,6 +50,8 @@ def mark(nodes: Iterable[exp.Expr], columns: dict[str, exp.DataType | None]) -> 
             digits = timestamp_precision(source) if source is not None else None
             if digits is not None:
                 node.meta[TIMESTAMP_TEXT] = digits
+            elif source is not None and type_root(source) in ("ARRAY", "MAP", "ROW"):
+                node.meta[COMPLEX_TEXT] = source
 
 
 def infer_type(expr: exp.Expr, columns: dict[str, exp.DataType | None]) -> exp.DataType | None:

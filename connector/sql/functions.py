@@ -14,7 +14,15 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 
-from connector.sql import annotate, array_functions, flink_only_functions, string_functions, time_functions, types
+from connector.sql import (
+    annotate,
+    array_functions,
+    complex_text,
+    flink_only_functions,
+    string_functions,
+    time_functions,
+    types,
+)
 from connector.sql.intervals import singular
 from connector.sql.rewriting import TranspileError, call_args, call_name, fn, written_args
 
@@ -57,6 +65,9 @@ def _convert(node: exp.Cast, target: exp.DataType, flink_type: str) -> exp.Expr:
             return _when_type(node.this, "string", truncated, node.copy())
         return node
     if target.this in _TEXT_TYPES:
+        complex_type = node.meta.get(annotate.COMPLEX_TEXT)
+        if isinstance(complex_type, exp.DataType):
+            return complex_text.flink_text(node.this.copy(), complex_type)
         digits = node.meta.get(annotate.TIMESTAMP_TEXT)
         if isinstance(digits, int):
             # Flink shows a TIMESTAMP(p) with p fractional digits (20.000); Spark drops trailing zeros.
