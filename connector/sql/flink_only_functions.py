@@ -1,8 +1,8 @@
 """Flink functions Spark has no function for, each written as a Spark SQL expression (checked against Flink 2.3 by
 the conformance case `flink_only_functions_more`).
 
-A template is Spark SQL whose placeholders `:a`, `:b` stand for the call's arguments in order; sqlglot's Spark parser
-reads it once, and each call gets a copy with its arguments in place. The rules are Flink's as measured:
+A template is Spark SQL whose placeholders `:a`, `:b` stand for the call's arguments in order
+(`rewriting.from_template`). The rules are Flink's as measured:
 
 * IS_ALPHA / IS_DIGIT: every character a letter / a decimal digit of any script (Java's Character.isLetter /
   isDigit of each UTF-16 unit: none beyond U+FFFF), FALSE for '' and NULL;
@@ -21,13 +21,11 @@ reads it once, and each call gets a copy with its arguments in place. The rules 
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
-import sqlglot
 from sqlglot import exp
 
-from connector.sql.rewriting import TranspileError, call_args
+from connector.sql.rewriting import TranspileError, call_args, from_template
 
 # java.lang.Double.valueOf's documented grammar, less its leading and trailing [\x00-\x20]* (added below).
 _JAVA_DOUBLE = (
@@ -94,20 +92,12 @@ _TEMPLATES: dict[str, dict[int, str]] = {
 }
 
 
-@functools.cache
-def _parsed(name: str, count: int) -> exp.Expr:
-    return sqlglot.parse_one(_TEMPLATES[name][count], read="spark")
-
-
 def _rewrite(name: str) -> Callable[[exp.Expr], exp.Expr]:
     def rewrite(node: exp.Expr) -> exp.Expr:
         args = call_args(node)
         if len(args) not in _TEMPLATES[name]:
             raise TranspileError(f"{name} takes {' or '.join(map(str, _TEMPLATES[name]))} arguments.", node)
-        by_name = dict(zip("ab", args, strict=False))
-        return _parsed(name, len(args)).copy().transform(
-            lambda n: by_name[n.name].copy() if isinstance(n, exp.Placeholder) else n, copy=False
-        )
+        return from_template(_TEMPLATES[name][len(args)], **dict(zip("ab", args, strict=False)))
 
     return rewrite
 

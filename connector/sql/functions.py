@@ -19,6 +19,7 @@ from connector.sql import (
     array_functions,
     complex_text,
     flink_only_functions,
+    json_constructors,
     string_functions,
     time_functions,
     types,
@@ -469,6 +470,7 @@ _FUNCTIONS: dict[str, Callable[[exp.Expr], exp.Expr]] = {
     "CONVERT_TZ": _convert_tz,
     **string_functions.FUNCTIONS,
     **flink_only_functions.FUNCTIONS,
+    **json_constructors.FUNCTIONS,
     "REGEXP_EXTRACT": _regexp_extract,
     "ROW": _row,
 }
@@ -525,6 +527,7 @@ _NODES: dict[type[exp.Expr], Callable[[exp.Expr], exp.Expr]] = {
     exp.ParseUrl: lambda node: fn("try_parse_url", *written_args(node)),
     exp.FromBase64: lambda node: exp.cast(fn("unbase64", node.this), exp.DataType.build("STRING")),
     **array_functions.NODES,
+    **json_constructors.NODES,
     **string_functions.NODES,
     **time_functions.NODES,
 }

@@ -159,6 +159,7 @@ class FlinkParser(FlinkSchemaParser):
     FUNCTION_PARSERS: ClassVar[dict[str, Callable[..., exp.Expr | None]]] = {
         **HiveParser.FUNCTION_PARSERS,
         "JSON_VALUE": lambda self: self._parse_json_value(),
+        "JSON_ARRAY": lambda self: self._parse_flink_json_array(),
         "TABLE": lambda self: self._parse_table_function(),
     }
 
@@ -277,6 +278,12 @@ class FlinkParser(FlinkSchemaParser):
         return exp.Command(this=start.text.upper())
 
     # --- window table-valued functions -------------------------------------------------------------
+
+    def _parse_flink_json_array(self) -> exp.JSONArray:
+        """JSON_ARRAY([value, ...] [NULL | ABSENT ON NULL])."""
+        values = [] if self._match(TokenType.R_PAREN, advance=False) else self._parse_csv(self._parse_bitwise)
+        handling = self._parse_on_handling("NULL", "NULL", "ABSENT")
+        return self.expression(exp.JSONArray(expressions=values, null_handling=handling))
 
     def _parse_table_function(self) -> exp.Expr | None:
         if self._curr.text.upper() in WINDOW_TVF_KINDS and self._next.token_type == TokenType.L_PAREN:

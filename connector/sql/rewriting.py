@@ -6,8 +6,10 @@ same way; keeping both here lets those modules depend on one another without imp
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 
+import sqlglot
 from sqlglot import exp
 
 from connector.sql.dialect import Flink
@@ -25,6 +27,18 @@ class TranspileError(Exception):
 def fn(name: str, *args: exp.Expr) -> exp.Anonymous:
     """A call of Spark function `name`, written as is."""
     return exp.Anonymous(this=name, expressions=list(args))
+
+
+def from_template(spark_sql: str, **args: exp.Expr) -> exp.Expr:
+    """The Spark SQL expression `spark_sql` with each placeholder `:name` replaced by a copy of `args[name]`."""
+    return _template(spark_sql).copy().transform(
+        lambda node: args[node.name].copy() if isinstance(node, exp.Placeholder) else node, copy=False
+    )
+
+
+@functools.cache
+def _template(spark_sql: str) -> exp.Expr:
+    return sqlglot.parse_one(spark_sql, read="spark")
 
 
 def col(name: str, table: str | None = None) -> exp.Column:
