@@ -80,16 +80,15 @@ def _json_object(node: exp.Expr) -> exp.Expr:
     absent = _absent_on_null(node, default=False)
     if not node.expressions:
         return _raw(exp.Literal.string("{}"))
-    members = fn(
-        "array",
-        *(
-            fn("named_struct", exp.Literal.string("k"), pair.this, exp.Literal.string("v"), _member(value, absent))
-            for pair in node.expressions
-            for value in [pair.expression]
-        ),
-    )
+    members = fn("array", *(_keyed(pair, absent) for pair in node.expressions))
     key = json_text(exp.Dot(this=exp.column("__m"), expression=exp.to_identifier("key")), nest=False)
     return _raw(from_template(_OBJECT, members=members, key=key))
+
+
+def _keyed(pair: exp.Expr, absent_on_null: bool) -> exp.Expr:
+    """named_struct('k', key, 'v', value's text) of one KEY ... VALUE ... pair."""
+    text = _member(pair.expression, absent_on_null)
+    return fn("named_struct", exp.Literal.string("k"), pair.this, exp.Literal.string("v"), text)
 
 
 def _json_array(node: exp.Expr) -> exp.Expr:

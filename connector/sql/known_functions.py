@@ -127,16 +127,6 @@ def main() -> None:
         spark.stop()
 
 
-def listed(spark: object) -> list[str]:
-    """The names of the session's built-in SQL functions that are callable by name, sorted."""
-    rows = spark.sql("SHOW SYSTEM FUNCTIONS").collect()  # type: ignore[attr-defined]
-    return sorted({str(r[0]) for r in rows if re.fullmatch(r"[a-z_][a-z0-9_]*", str(r[0]))})
-
-
-if __name__ == "__main__":
-    main()
-
-
 def miscounted_calls(tree: exp.Expr, declared: Iterable[str]) -> Iterator[tuple[exp.Func, str]]:
     """Each call in `tree` of a Flink built-in function (not one the pipeline declares) with more or fewer arguments
     than Flink's signatures take, with the error's message: Flink refuses it ("Invalid number of arguments to
@@ -164,3 +154,13 @@ def _arguments(fewest: int, most: int | None) -> str:
     if fewest == most:
         return f"{fewest} argument{'s' * (fewest != 1)}"
     return f"{fewest} to {most} arguments"
+
+
+def listed(spark: object) -> list[str]:
+    """The names of the session's built-in SQL functions that are callable by name, sorted."""
+    rows = spark.sql("SHOW SYSTEM FUNCTIONS").collect()  # type: ignore[attr-defined]
+    return sorted({str(r[0]) for r in rows if re.fullmatch(r"[a-z_][a-z0-9_]*", str(r[0]))})
+
+
+if __name__ == "__main__":
+    main()
