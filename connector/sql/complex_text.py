@@ -46,11 +46,16 @@ def flink_text(value: exp.Expr, flink_type: exp.DataType, depth: int = 0) -> exp
     return _scalar_text(value, flink_type)
 
 
+def timestamp_text(value: exp.Expr, digits: int) -> exp.Expr:
+    """Flink's text of a TIMESTAMP(p) value: p fractional digits (20.000), where Spark drops trailing zeros."""
+    pattern = "yyyy-MM-dd HH:mm:ss" + ("." + "S" * digits if digits else "")
+    return fn("date_format", value, exp.Literal.string(pattern))
+
+
 def _scalar_text(value: exp.Expr, flink_type: exp.DataType) -> exp.Expr:
     digits = timestamp_precision(flink_type)
-    if digits is not None:  # TIMESTAMP(p): p fractional digits, as a top-level CAST shows them
-        pattern = "yyyy-MM-dd HH:mm:ss" + ("." + "S" * digits if digits else "")
-        return fn("date_format", value, exp.Literal.string(pattern))
+    if digits is not None:
+        return timestamp_text(value, digits)
     text = exp.cast(value, exp.DataType.build("STRING"))
     return exp.Upper(this=text) if type_root(flink_type) == "BOOLEAN" else text
 

@@ -71,9 +71,7 @@ def _convert(node: exp.Cast, target: exp.DataType, flink_type: str) -> exp.Expr:
             return complex_text.flink_text(node.this.copy(), complex_type)
         digits = node.meta.get(annotate.TIMESTAMP_TEXT)
         if isinstance(digits, int):
-            # Flink shows a TIMESTAMP(p) with p fractional digits (20.000); Spark drops trailing zeros.
-            pattern = "yyyy-MM-dd HH:mm:ss" + ("." + "S" * digits if digits else "")
-            return fn("date_format", node.this.copy(), exp.Literal.string(pattern))
+            return complex_text.timestamp_text(node.this.copy(), digits)
         # Flink writes a BOOLEAN as TRUE / FALSE.
         return _when_type(node.this, "boolean", exp.Upper(this=node.copy()), node.copy())
     if target.this in _PARSED_TYPES and not isinstance(node.this, (exp.Literal, exp.Null, exp.Boolean)):
@@ -491,6 +489,8 @@ def no_paren_call(column: exp.Column) -> exp.Expr | None:
         return None
     build = NO_PAREN_CALLS.get(column.name.upper())
     return build() if build else None
+
+
 # Flink functions the parser turns into typed sqlglot nodes whose Spark rendering differs from Flink.
 _NODES: dict[type[exp.Expr], Callable[[exp.Expr], exp.Expr]] = {
     exp.JSONValue: _json_value,

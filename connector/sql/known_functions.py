@@ -96,17 +96,10 @@ def unknown_calls(tree: exp.Expr, declared: Iterable[str]) -> Iterator[tuple[exp
 
 def spark_only_calls(tree: exp.Expr, declared: Iterable[str]) -> Iterator[tuple[exp.Func, str]]:
     """Each call in `tree` of a Spark function that Flink SQL lacks (and the pipeline does not declare), with the
-    warning's message. Calls of reserved words are typed nodes (CORR, DATE_TRUNC): their written name is in
-    `CALL_META`."""
+    warning's message; calls of reserved words are typed nodes (CORR, DATE_TRUNC), found by `_calls` too."""
     own = {name.upper() for name in declared}
     flink = flink_functions() | MAPPED_CALLS | REWRITTEN | own
-    for call in tree.find_all(exp.Func):
-        if isinstance(call, exp.Anonymous):
-            written = call.name
-        elif CALL_META in call.meta:
-            written = call.meta[CALL_META][0]
-        else:
-            continue
+    for call, written, _ in _calls(tree):
         name = written.upper()
         if name and name not in flink and name in spark_functions() and call.arg_key != "hints":
             instead = f" Flink's {FLINK_INSTEAD[name]} does this instead." if name in FLINK_INSTEAD else ""
@@ -132,13 +125,8 @@ def miscounted_calls(tree: exp.Expr, declared: Iterable[str]) -> Iterator[tuple[
     than Flink's signatures take, with the error's message: Flink refuses it ("Invalid number of arguments to
     function"), and Spark's namesake would fail at start, or take the call for one of its own."""
     own = {name.upper() for name in declared}
-    for call in tree.find_all(exp.Func):
-        if isinstance(call, exp.Anonymous):
-            name, given = call.name.upper(), len(call.expressions)
-        elif CALL_META in call.meta:
-            name, given = call.meta[CALL_META]
-        else:
-            continue
+    for call, written, given in _calls(tree):
+        name = written.upper()
         counts = argument_counts(name)
         # REWRITTEN: TUMBLE(ts, INTERVAL ...) is also a legacy group window, which Flink's operator table lacks
         if counts is not None and not takes(name, given) and name not in own | REWRITTEN and call.arg_key != "hints":
@@ -146,6 +134,17 @@ def miscounted_calls(tree: exp.Expr, declared: Iterable[str]) -> Iterator[tuple[
                 f"Invalid number of arguments to function '{name}': Flink's {name} takes {_arguments(*counts)}, "
                 f"the call gives {given}."
             )
+
+
+def _calls(tree: exp.Expr) -> Iterator[tuple[exp.Func, str, int]]:
+    """Each function call in `tree` whose written name the dialect's parser kept: (call, name, argument count).
+    Typed nodes (CORR, SHA2) keep them in `CALL_META`; a plain call is its own name and arguments."""
+    for call in tree.find_all(exp.Func):
+        if isinstance(call, exp.Anonymous):
+            yield call, call.name, len(call.expressions)
+        elif CALL_META in call.meta:
+            name, given = call.meta[CALL_META]
+            yield call, name, given
 
 
 def _arguments(fewest: int, most: int | None) -> str:
