@@ -107,7 +107,7 @@ def test_the_driver_gets_kafka_sqls_log_configuration_unless_one_is_given(
     monkeypatch.delenv("JAVA_TOOL_OPTIONS", raising=False)
     monkeypatch.delenv("SPARK_SUBMIT_OPTS", raising=False)
     monkeypatch.delenv("KAFKA_SQL_DEBUG", raising=False)
-    assert _log_options(None) == f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()} -Dkafka_sql.exceptions=short"
+    assert _log_options(None) == f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()} -Dkafka_sql.exceptions=1"
     assert LOG_CONFIG.is_file()
     monkeypatch.setenv("KAFKA_SQL_DEBUG", "1")
     assert _log_options(None) == f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()} -Dkafka_sql.exceptions=full"
@@ -118,6 +118,41 @@ def test_the_driver_gets_kafka_sqls_log_configuration_unless_one_is_given(
     monkeypatch.delenv("JAVA_TOOL_OPTIONS")
     (conf_dir / "log4j2.properties").write_text("rootLogger.level = info\n")
     assert _log_options(None) is None
+
+
+_LOGS_AN_EXCEPTION = r"""
+import sys
+from connector.runtime.session import _log_options
+from pyspark.sql import SparkSession
+
+spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+         .config("spark.driver.extraJavaOptions", _log_options(None)).getOrCreate())
+jvm = spark.sparkContext._jvm
+failure = jvm.java.lang.NullPointerException("the task scheduler is null")
+jvm.org.apache.logging.log4j.LogManager.getLogger("org.apache.spark.SparkContext").error("Error initializing", failure)
+spark.stop()
+"""
+
+
+@pytest.mark.parametrize("debug", ["", "1"])
+def test_spark_logs_an_exception_as_its_first_line_and_kafka_sql_debug_as_its_stack_trace(
+    tmp_path: Path, debug: str
+) -> None:
+    """A failing start (a standalone master that gives up) logs Spark's error with the exception; the user reads
+    what failed, not JVM stack frames, unless they ask for them."""
+    environment = {k: v for k, v in os.environ.items() if k not in ("JAVA_TOOL_OPTIONS", "SPARK_SUBMIT_OPTS")}
+    done = subprocess.run(
+        [sys.executable, "-c", _LOGS_AN_EXCEPTION],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**environment, "SPARK_CONF_DIR": str(tmp_path), "KAFKA_SQL_DEBUG": debug},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "ERROR SparkContext: Error initializing\njava.lang.NullPointerException: the task scheduler is null\n" in (
+        done.stderr
+    )
+    assert ("\tat " in done.stderr) == bool(debug), done.stderr
 
 
 def test_a_local_run_starts_without_sparks_web_ui_unless_spark_defaults_says(

@@ -293,7 +293,7 @@ def _log_options(administrators: str | None) -> str | None:
         return None
     if any(_spark_conf_dir().glob("log4j2*.*")):
         return None
-    exceptions = "full" if os.environ.get("KAFKA_SQL_DEBUG") else "short"
+    exceptions = "full" if os.environ.get("KAFKA_SQL_DEBUG") else "1"
     return f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()} -Dkafka_sql.exceptions={exceptions}"
 
 
