@@ -851,3 +851,34 @@ def test_reserved_words_as_unquoted_names_are_warned_about(tmp_path: Path, capsy
                      (3, 54, "warning", "reserved-word")]
     assert diagnostics[0]["message"].endswith("quote it: `user`")
     assert diagnostics[2]["message"].endswith("quote it: `year`")
+
+
+def test_a_query_over_a_window_aggregate_reads_the_aggregates_columns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A derived table whose FROM is a window TVF has its SELECT's columns (a window Top-N ranks `total`, a window
+    join reads `cnt`), not the TVF's; a column it lacks is named with the ones it has."""
+    path = tmp_path / "pipeline.sql"
+    windowed = (
+        "(SELECT user_id, window_start, window_end, COUNT(*) AS cnt FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), "
+        "INTERVAL '1' MINUTE)) GROUP BY user_id, window_start, window_end)"
+    )
+    source = (
+        "CREATE TABLE src (user_id STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH ('connector' = 'datagen');\n"
+        "CREATE TABLE output (u STRING, n BIGINT) WITH ('connector' = 'blackhole');\n"
+    )
+    path.write_text(
+        source + f"INSERT INTO output SELECT L.user_id, R.cnt FROM {windowed} L JOIN {windowed} R "
+        "ON L.user_id = R.user_id AND L.window_start = R.window_start AND L.window_end = R.window_end;\n",
+        encoding="utf-8",
+    )
+    assert main(["validate", str(path), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["diagnostics"] == []
+
+    path.write_text(source + f"INSERT INTO output SELECT user_id, cnts FROM {windowed};\n", encoding="utf-8")
+    assert main(["validate", str(path), "--format", "json"]) == 1
+    (diagnostic,) = json.loads(capsys.readouterr().out)["diagnostics"]
+    assert diagnostic["message"] == (
+        "Column 'cnts' not found in any table of the FROM clause. Did you mean 'cnt'? Columns: user_id, "
+        "window_start, window_end, cnt."
+    )

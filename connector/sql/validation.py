@@ -222,7 +222,7 @@ class _Checker:
         return out if ok else None
 
     def from_item(self, item: exp.Expr, where: Position) -> _Relation | None:
-        tvf = item if isinstance(item, WindowTVF) else item.find(WindowTVF)
+        tvf = item if isinstance(item, WindowTVF) else None
         if tvf is not None:
             inner = tvf.this
             base = self.from_item(inner, where) if inner is not None else None
