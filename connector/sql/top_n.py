@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
+from connector.sql.expressions import WindowTVF
 from connector.sql.over import groups_rows
 from connector.sql.rewriting import TranspileError
 
@@ -59,7 +60,7 @@ def top_n(outer: exp.Select, inner: exp.Select, ranked: exp.Alias, proctimes: Co
         )
     where = outer.args.get("where")
     condition = where.this if where is not None else None
-    limit = _limit(condition, rank)
+    limit = rank_limit(condition, rank)
     if limit is None:
         raise TranspileError(
             "Top-N is supported with its rank bounded alone (WHERE rn <= N): another filter on the ranked rows "
@@ -106,9 +107,30 @@ def _aggregated_input(inner: exp.Select) -> exp.Select | None:
     return None if nested else aggregate
 
 
+def ranks_windows(inner: exp.Select, window: exp.Window) -> bool:
+    """Whether ranking `window` in `inner` is Flink's window Top-N (or window deduplication): PARTITION BY
+    window_start and window_end of rows a window TVF (TUMBLE, HOP, CUMULATE) assigns, or of a window aggregate
+    over one. Its rows are final when the window closes: it appends (`connector.sql.window_ranking`)."""
+    partition = {p.name.lower() for p in window.args.get("partition_by") or [] if isinstance(p, exp.Column)}
+    if not {"window_start", "window_end"} <= partition or groups_rows(inner) or inner.args.get("joins"):
+        return False
+    from_ = inner.args.get("from_")
+    source = from_.this if from_ is not None else None
+    if isinstance(source, exp.Subquery) and isinstance(source.this, exp.Select):
+        aggregate = source.this
+        group = aggregate.args.get("group")
+        grouped = {e.name.lower() for e in group.expressions if isinstance(e, exp.Column)} if group else set()
+        aggregate_from = aggregate.args.get("from_")
+        if not {"window_start", "window_end"} <= grouped or aggregate.args.get("joins") or aggregate_from is None:
+            return False
+        source = aggregate_from.this
+    return isinstance(source, WindowTVF) and str(source.args.get("kind")).upper() != "SESSION"
+
+
 def is_top_n(outer: exp.Select, proctimes: Collection[str] = ()) -> bool:
     """Whether `outer` selects the rows of a ranked subquery with the rank bounded, which updates its results: a
-    Top-N, or a deduplication other than the first row by processing time (a column of `proctimes`)."""
+    Top-N, or a deduplication other than the first row by processing time (a column of `proctimes`); not a window
+    Top-N (`ranks_windows`), which appends."""
     from_ = outer.args.get("from_")
     subquery = from_.this if from_ is not None else None
     if not isinstance(subquery, exp.Subquery) or not isinstance(subquery.this, exp.Select):
@@ -116,8 +138,10 @@ def is_top_n(outer: exp.Select, proctimes: Collection[str] = ()) -> bool:
     where = outer.args.get("where")
     for projection in subquery.this.selects:
         if isinstance(projection, exp.Alias) and isinstance(projection.this, exp.Window):
-            limit = _limit(where.this if where is not None else None, projection.alias)
+            limit = rank_limit(where.this if where is not None else None, projection.alias)
             if not isinstance(projection.this.this, exp.RowNumber) or limit is None:
+                return False
+            if ranks_windows(subquery.this, projection.this):
                 return False
             order = projection.this.args.get("order")
             orderings = order.expressions if isinstance(order, exp.Order) else []
@@ -141,7 +165,7 @@ def top_n_key(outer: exp.Select, proctimes: Collection[str] = ()) -> set[int] | 
     ranked = next(p for p in inner.selects if isinstance(p, exp.Alias) and isinstance(p.this, exp.Window))
     wanted = {p.name.lower() for p in ranked.this.args.get("partition_by") or [] if isinstance(p, exp.Column)}
     where = outer.args.get("where")
-    if _limit(where.this if where is not None else None, ranked.alias) != 1:
+    if rank_limit(where.this if where is not None else None, ranked.alias) != 1:
         wanted.add(ranked.alias.lower())
     found = {
         i: s.unalias().name.lower()
@@ -151,7 +175,8 @@ def top_n_key(outer: exp.Select, proctimes: Collection[str] = ()) -> set[int] | 
     return set(found) if set(found.values()) == wanted else set()
 
 
-def _limit(condition: exp.Expr | None, rank: str) -> int | None:
+def rank_limit(condition: exp.Expr | None, rank: str) -> int | None:
+    """N of `rank <= N` (`< N + 1`, `= 1`), a Top-N's bound on its rank; None for another condition."""
     if not isinstance(condition, exp.LTE | exp.LT | exp.EQ):
         return None
     column, bound = condition.this, condition.expression

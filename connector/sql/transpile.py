@@ -42,6 +42,7 @@ from connector.sql.over import extract as extract_over
 from connector.sql.rewriting import TranspileError, call_name, flink_sql, fn
 from connector.sql.temporal import TemporalJoin
 from connector.sql.temporal import extract as extract_temporal
+from connector.sql.window_ranking import rewrite_window_ranking
 from connector.sql.windows import rewrite_group_windows, rewrite_window_tvfs
 
 
@@ -197,6 +198,8 @@ class _Rewriter:
         found: list[Deduplication] = []
         overs: list[OverAggregation] = []
         if self.streaming:
+            for select in list(tree.find_all(exp.Select)):
+                rewrite_window_ranking(select)
             for select in list(tree.find_all(exp.Select)):
                 if any(select.root() is over.select for over in overs):
                     continue  # cut out into an OVER aggregation's view: transpiled on its own below

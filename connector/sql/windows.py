@@ -54,7 +54,7 @@ from connector.sql.rewriting import (
 )
 
 _WINDOW_COLUMNS = ("window_start", "window_end", "window_time")
-_HIDDEN_WINDOW = "__w"  # the Spark window struct of a window TVF
+HIDDEN_WINDOW = "__w"  # the Spark window struct of a window TVF
 _TUMBLE_WINDOW = "__t"  # CUMULATE: the tumbling window of `size` a row falls in
 _CUMULATE_END = "__cum_end"  # CUMULATE: one cumulative window end per exploded row
 _ALL_ROWS = "__all"  # SESSION without PARTITION BY: Spark streams session windows only next to another key
@@ -81,11 +81,11 @@ def _window_tvf(select: exp.Select, tvf: WindowTVF, watermarks: Mapping[str, str
     if tvf.args.get("joins"):
         derived.set("joins", tvf.args["joins"])
     tvf.replace(derived)
-    hidden = col(_HIDDEN_WINDOW, alias)
+    hidden = col(HIDDEN_WINDOW, alias)
     for projection in select.expressions:
         star = projection.this if isinstance(projection, exp.Column) else projection
         if isinstance(star, exp.Star) and (star is projection or (alias and projection.table == alias)):
-            star.set("except_", [*(star.args.get("except_") or []), col(_HIDDEN_WINDOW)])
+            star.set("except_", [*(star.args.get("except_") or []), col(HIDDEN_WINDOW)])
     if kind == "SESSION":
         _session_grouping(select, tvf, alias, hidden)
         return
@@ -101,7 +101,7 @@ def _tvf_relation(tvf: WindowTVF, kind: str) -> exp.Subquery:
     ts = exp.Column(this=tvf.args["timecol"].this.copy())
     if kind == "SESSION":
         gap = _required(tvf, "gap")
-        session = exp.alias_(fn("session_window", ts, duration_literal(gap)), _HIDDEN_WINDOW)
+        session = exp.alias_(fn("session_window", ts, duration_literal(gap)), HIDDEN_WINDOW)
         if tvf.args.get("partition_by"):
             return star_select(source, session).subquery()
         return star_select(source, session, exp.alias_(exp.true(), _ALL_ROWS)).subquery()
@@ -115,8 +115,8 @@ def _tvf_relation(tvf: WindowTVF, kind: str) -> exp.Subquery:
     start: exp.Expr
     end: exp.Expr
     if kind in ("TUMBLE", "HOP"):
-        assigned = star_select(source, exp.alias_(fn("window", *window_args), _HIDDEN_WINDOW))
-        hidden = col(_HIDDEN_WINDOW)
+        assigned = star_select(source, exp.alias_(fn("window", *window_args), HIDDEN_WINDOW))
+        hidden = col(HIDDEN_WINDOW)
         start, end = struct_field(hidden, "start"), struct_field(hidden, "end")
         exclude: tuple[str, ...] = ()
     else:
@@ -127,7 +127,7 @@ def _tvf_relation(tvf: WindowTVF, kind: str) -> exp.Subquery:
         assigned.subquery(),
         exp.alias_(start, "window_start"),
         exp.alias_(end, "window_end"),
-        exp.alias_(fn("window_time", col(_HIDDEN_WINDOW)), "window_time"),
+        exp.alias_(fn("window_time", col(HIDDEN_WINDOW)), "window_time"),
         exclude=exclude,
     )
     return exposed.subquery()
@@ -156,7 +156,7 @@ def _cumulate_windows(tvf: WindowTVF, source: exp.Expr, ts: exp.Column, window_a
         *[exp.Literal.number(0)] * 6,
         exp.Div(this=micros_to_end, expression=exp.Literal.number(1_000_000)),
     )
-    return star_select(exploded.subquery(), exp.alias_(fn("session_window", ts.copy(), gap), _HIDDEN_WINDOW))
+    return star_select(exploded.subquery(), exp.alias_(fn("session_window", ts.copy(), gap), HIDDEN_WINDOW))
 
 
 def _required(tvf: WindowTVF, arg: str) -> exp.Expr:
