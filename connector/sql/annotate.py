@@ -75,8 +75,12 @@ def infer_type(expr: exp.Expr, columns: dict[str, exp.DataType | None]) -> exp.D
         return exp.DataType.build("BIGINT")
     if isinstance(expr, (exp.Max, exp.Min)):
         return infer_type(expr.this, columns)
-    if isinstance(expr, (exp.Paren, exp.Neg)):
+    if isinstance(expr, (exp.Paren, exp.Neg, exp.IgnoreNulls, exp.RespectNulls)):
         return infer_type(expr.this, columns)
+    if isinstance(expr, exp.ArrayAgg):
+        value = expr.this.expressions[0] if isinstance(expr.this, exp.Distinct) else expr.this
+        element = infer_type(value, columns)
+        return exp.DataType.build("ARRAY", expressions=[element], nested=True) if element is not None else None
     return None
 
 

@@ -99,7 +99,36 @@ def _append(name: str) -> Callable[[exp.Expr], exp.Expr]:
     return lambda node: fn(name, *written_args(node))
 
 
+_ARRAY_AGG = "flink_array_agg"  # meta of ARRAY_AGG's rewrite: its IGNORE / RESPECT NULLS wrapper is dropped
+
+
+def _array_agg(node: exp.Expr) -> exp.Expr:
+    """ARRAY_AGG([DISTINCT] x [IGNORE NULLS]): Flink keeps NULL elements unless told to ignore them, Spark's
+    collect_list drops them, so each value is collected in a struct. DISTINCT (refused on streams) keeps each
+    value's first occurrence, NULL once; Flink's order is its hash set's."""
+    distinct = isinstance(node.this, exp.Distinct)
+    value = node.this.expressions[0] if distinct else node.this
+    if isinstance(node.parent, exp.IgnoreNulls):
+        collected = fn("collect_list", value.copy())
+    else:
+        wrapped = fn("collect_list", fn("named_struct", exp.Literal.string("v"), value.copy()))
+        collected = fn(
+            "transform", wrapped, _lambda(exp.Dot(this=_element(), expression=exp.to_identifier("v")), _ELEMENT)
+        )
+    result = fn("array_distinct", collected) if distinct else collected
+    result.meta[_ARRAY_AGG] = True
+    return result
+
+
+def _nulls_clause(node: exp.Expr) -> exp.Expr:
+    """IGNORE / RESPECT NULLS of an ARRAY_AGG, which `_array_agg` has read."""
+    return node.this if node.this.meta.get(_ARRAY_AGG) else node
+
+
 NODES: dict[type[exp.Expr], Callable[[exp.Expr], exp.Expr]] = {
+    exp.ArrayAgg: _array_agg,
+    exp.IgnoreNulls: _nulls_clause,
+    exp.RespectNulls: _nulls_clause,
     exp.ArraySlice: _array_slice,
     exp.ArrayRemove: _array_remove,
     exp.ArrayContains: _array_contains,
