@@ -466,6 +466,24 @@ CASES = [
         ("'amout'", "Did you mean 'amount'?", "Columns: id, amount."),
     ),
     Case(
+        "column-of-two-joined-tables",
+        kafka() + kafka(name="refunds") + PRINT
+        + f"INSERT INTO output SELECT {MARK}id, refunds.amount FROM orders JOIN refunds ON orders.id = refunds.id;\n",
+        "ambiguous-column",
+        ("Column 'id' is ambiguous; qualify it: orders.id, refunds.id.",),
+    ),
+    Case(
+        "window-column-a-window-tvf-adds-twice",
+        kafka(columns="id BIGINT, amount DOUBLE, ts TIMESTAMP(3), WATERMARK FOR ts AS ts")
+        + PRINT
+        + "CREATE VIEW minutes AS SELECT window_start, window_time AS rt, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE "
+        "orders, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end, window_time;\n"
+        + "INSERT INTO output SELECT n, n * 1.5 FROM TABLE(TUMBLE(TABLE minutes, DESCRIPTOR(rt), INTERVAL '2' MINUTE)) "
+        f"WHERE {MARK}window_start IS NOT NULL;\n",
+        "ambiguous-column",
+        ("Column 'window_start' is ambiguous: the window TVF adds it to an input that has it already",),
+    ),
+    Case(
         "aggregate-into-append-only-kafka",
         kafka()
         + kafka(name="totals", columns="id BIGINT, n BIGINT", options=SINK_OPTIONS)

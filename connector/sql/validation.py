@@ -25,6 +25,7 @@ from connector.sql.functions import no_paren_call
 from connector.sql.known_functions import miscounted_calls, spark_only_calls, unknown_calls
 from connector.sql.lookups import is_lookup, is_versioned, lookup_problem, lookup_tables
 from connector.sql.rewriting import call_name
+from connector.sql.select_scope import output_name, own_columns, own_nodes, unique, using, values_columns
 from connector.sql.temporal import temporal_problem
 from connector.sql.types import (
     NUMERIC_RANK,
@@ -48,6 +49,8 @@ class _Relation:
 
     name: str
     columns: dict[str, exp.DataType | None]
+    # Names (lower case) it has twice: a window TVF's window columns over an input that has them already.
+    twice: frozenset[str] = frozenset()
 
 
 class _Checker:
@@ -240,14 +243,15 @@ class _Checker:
                     + did_you_mean(timecol.name, list(base.columns))
                     + f" Columns: {', '.join(base.columns)}.",
                 )
-            return _Relation(base.name, cols)
+            twice = frozenset(n for n in WINDOW_COLUMNS if n in {c.lower() for c in base.columns})
+            return _Relation(base.name, cols, twice)
         if isinstance(item, exp.Table) and isinstance(item.this, exp.Identifier):
             return self.relation(item.name, self.pos_of(item, where))
         if isinstance(item, exp.Subquery) and isinstance(item.this, exp.Query):
             return _Relation(item.alias_or_name or "subquery", self.output_columns(item.this, where))
         if isinstance(item, exp.Values):
             alias = item.args.get("alias")
-            inferred = list(_values_columns(item).items())
+            inferred = list(values_columns(item).items())
             if alias is not None and alias.columns:
                 inferred = [(c.name, t) for c, (_, t) in zip(alias.columns, inferred, strict=False)]
             return _Relation(item.alias_or_name or "values", dict(inferred))
@@ -317,7 +321,7 @@ class _Checker:
             if isinstance(query, exp.Subquery):
                 return self.output_columns(query.this, where)
             if isinstance(query, exp.Values):
-                return _values_columns(query)
+                return values_columns(query)
             if isinstance(query, exp.Select):
                 return self.select_columns(query, where)
             return {}
@@ -333,7 +337,7 @@ class _Checker:
             visible.update(rel.columns)
         by_alias = {alias.lower(): rel for alias, rel in sources}
         aliases = {s.alias.lower() for s in query.selects if isinstance(s, exp.Alias)}
-        for column in _own_columns(query):
+        for column in own_columns(query):
             qualifier = column.table
             if qualifier:
                 qualified = by_alias.get(qualifier.lower())
@@ -354,8 +358,16 @@ class _Checker:
                         + did_you_mean(column.name, list(qualified.columns))
                         + f" Columns: {', '.join(qualified.columns)}.",
                     )
+                elif column.name.lower() in qualified.twice:
+                    self.ambiguous(column, [qualifier], where)
                 continue
-            if column.name.lower() in {c.lower() for c in visible} or column.name.lower() in aliases:
+            if column.name.lower() in aliases:
+                continue
+            if column.name.lower() in {c.lower() for c in visible}:
+                holders = [a for a, rel in sources if column.name.lower() in {c.lower() for c in rel.columns}]
+                twice = any(column.name.lower() in rel.twice for _, rel in sources)
+                if twice or (len(holders) > 1 and column.name.lower() not in using(query)):
+                    self.ambiguous(column, holders, where)
                 continue
             if no_paren_call(column) is not None:  # LOCALTIMESTAMP, PI: Flink's calls without parentheses
                 continue
@@ -366,20 +378,33 @@ class _Checker:
                 + did_you_mean(column.name, list(visible))
                 + (f" Columns: {', '.join(visible)}." if visible else ""),
             )
-        self.casts((n for n in _own_nodes(query) if isinstance(n, exp.Cast)), visible, where)
-        self.python_calls((n for n in _own_nodes(query) if isinstance(n, exp.Anonymous)), visible, where)
-        annotate.mark(_own_nodes(query), visible)
+        self.casts((n for n in own_nodes(query) if isinstance(n, exp.Cast)), visible, where)
+        self.python_calls((n for n in own_nodes(query) if isinstance(n, exp.Anonymous)), visible, where)
+        annotate.mark(own_nodes(query), visible)
         out: dict[str, exp.DataType | None] = {}
         for i, sel in enumerate(query.selects):
             if isinstance(sel, exp.Star):
+                repeated = sorted(name for _, rel in sources for name in rel.twice)
+                if repeated:
+                    self.ambiguous(exp.column(repeated[0]), [], self.pos_of(sel, where))
                 out.update(visible)
                 continue
             if isinstance(sel, exp.Column) and isinstance(sel.this, exp.Star):
                 star_source = by_alias.get(sel.table.lower())
                 out.update(star_source.columns if star_source else {})
                 continue
-            out[_unique(_output_name(sel, i), out)] = infer_type(sel.unalias(), visible)
+            out[unique(output_name(sel, i), out)] = infer_type(sel.unalias(), visible)
         return out
+
+    def ambiguous(self, column: exp.Column, holders: list[str], where: Position) -> None:
+        """Flink refuses a column name two FROM items have (or a window TVF over an input with window columns)."""
+        qualify = f"; qualify it: {', '.join(f'{h}.{column.name}' for h in holders)}" if len(holders) > 1 else ""
+        self.error(
+            self.pos_of(column, where),
+            "ambiguous-column",
+            f"Column '{column.name}' is ambiguous{qualify}." if qualify else f"Column '{column.name}' is ambiguous: "
+            "the window TVF adds it to an input that has it already; rename the input's column.",
+        )
 
     def row_field(
         self,
@@ -523,50 +548,6 @@ class _Checker:
                     f"the query gives {qtype.sql(dialect='flink')} ('{qname}'), the sink expects {col.type_sql}. "
                     f"Add a CAST.",
                 )
-
-
-def _output_name(sel: exp.Expr, index: int) -> str:
-    """Flink's name of a projected expression: its alias, the column's name, else EXPR$<index>."""
-    if isinstance(sel, exp.Alias):
-        return sel.alias
-    if isinstance(sel, exp.Column):
-        return sel.name
-    return f"EXPR${index}"
-
-
-def _unique(name: str, taken: dict[str, exp.DataType | None]) -> str:
-    """`name`, or Flink's renaming of a repeated output name (`v`, `v0`, `v1`, ...)."""
-    lowered = {t.lower() for t in taken}
-    if name.lower() not in lowered:
-        return name
-    suffix = 0
-    while f"{name}{suffix}".lower() in lowered:
-        suffix += 1
-    return f"{name}{suffix}"
-
-
-def _own_nodes(select: exp.Select) -> Iterable[exp.Expr]:
-    """The nodes of this SELECT, not of nested subqueries (those are checked on their own)."""
-    return select.walk(prune=lambda n: n is not select and isinstance(n, (exp.Subquery, exp.Query)))
-
-
-def _own_columns(select: exp.Select) -> Iterable[exp.Column]:
-    """Column references of this SELECT (`_own_nodes`), but not a window TVF's DESCRIPTOR (checked against the
-    TVF's input)."""
-    for node in _own_nodes(select):
-        if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
-            if isinstance(node.parent, WindowTVF) and node.arg_key == "timecol":
-                continue
-            yield node
-
-
-def _values_columns(values: exp.Values) -> dict[str, exp.DataType | None]:
-    rows = values.expressions
-    if not rows:
-        return {}
-    first = rows[0]
-    items = first.expressions if isinstance(first, exp.Tuple) else [first]
-    return {f"EXPR${i}": infer_type(e, {}) for i, e in enumerate(items)}
 
 
 def validate(pipeline: Pipeline, locate: Locate | None = None) -> list[Diagnostic]:
