@@ -484,6 +484,16 @@ CASES = [
         ("Column 'window_start' is ambiguous: the window TVF adds it to an input that has it already",),
     ),
     Case(
+        "create-table-as-select-of-a-type-not-evident",
+        kafka()
+        + f"CREATE TABLE {MARK}doubled WITH ('connector' = 'print') AS SELECT id, amount * 2 AS twice FROM orders;\n",
+        "ctas-columns",
+        (
+            "CREATE TABLE doubled AS SELECT: kafka-sql cannot tell the type of twice from the query; declare the "
+            "table's columns: CREATE TABLE doubled (id BIGINT, twice <type>) WITH (...) AS SELECT ...",
+        ),
+    ),
+    Case(
         "aggregate-into-append-only-kafka",
         kafka()
         + kafka(name="totals", columns="id BIGINT, n BIGINT", options=SINK_OPTIONS)

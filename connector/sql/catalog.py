@@ -88,6 +88,8 @@ class Table:
     temporary: bool = False
     like: str | None = None  # source table of `CREATE TABLE ... LIKE src`, already merged in
     expectations: list[Expectation] = field(default_factory=list)  # in declaration order
+    # CREATE TABLE ... AS SELECT without columns: they are the query's, resolved when the pipeline is validated
+    columns_from_query: bool = False
 
     @property
     def connector(self) -> str | None:

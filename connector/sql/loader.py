@@ -227,6 +227,11 @@ class _Loader:
         if isinstance(table_expr, exp.Table):
             self.catalogs.place(table, table_expr, where)
         self.pipeline.tables[name.lower()] = table
+        query = node.expression
+        if isinstance(query, exp.Query):  # CREATE TABLE ... AS SELECT: the table, and the query writing into it
+            table.columns_from_query = not table.columns
+            hints = {t.name.lower(): opts for t in query.find_all(exp.Table) if (opts := table_option_hints(t))}
+            self.pipeline.inserts.append(Insert(target=name, query=_kept(query), position=where, hints=hints))
 
     def schema_element(self, table: Table, element: exp.Expr, where: Position) -> None:
         if isinstance(element, exp.ColumnDef):

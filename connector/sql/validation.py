@@ -526,7 +526,7 @@ class _Checker:
                     return
                 chosen.append(col)
             sink_cols = chosen
-        if not produced:
+        if not produced or (target.columns_from_query and not target.columns):  # `ctas-columns` said why
             return
         if len(produced) != len(sink_cols):
             self.error(
@@ -553,6 +553,10 @@ class _Checker:
 def validate(pipeline: Pipeline, locate: Locate | None = None) -> list[Diagnostic]:
     """All semantic diagnostics of a pipeline, in file order; `locate` maps query nodes to file positions."""
     checker = _Checker(pipeline, locate)
+    for insert in pipeline.inserts:
+        target = pipeline.table(insert.target)
+        if target is not None and target.columns_from_query and not target.columns:
+            checker.diagnostics.extend(_columns_of_query(pipeline, locate, target, insert))
     for table in pipeline.tables.values():
         checker.table(table)
     sources: dict[str, Table] = {}
@@ -577,3 +581,29 @@ def validate(pipeline: Pipeline, locate: Locate | None = None) -> list[Diagnosti
         checker.insert(insert)
     checker.diagnostics.extend(expectations.check(pipeline, sinks, checker.locate))
     return sorted(checker.diagnostics, key=lambda d: (d.file, d.line, d.column))
+
+
+def _columns_of_query(pipeline: Pipeline, locate: Locate | None, table: Table, insert: Insert) -> list[Diagnostic]:
+    """Give a `CREATE TABLE ... AS SELECT` table without columns its query's columns, as Flink does; an error when
+    a type is not evident here. The query's own errors are reported with its INSERT, so a scratch checker reads it."""
+    columns = _Checker(pipeline, locate).output_columns(insert.query, insert.position)
+    if not columns:
+        return []
+    unknown = [name for name, data_type in columns.items() if data_type is None]
+    if unknown:
+        declared = ", ".join(f"{n} {flink_sql(t) if t is not None else '<type>'}" for n, t in columns.items())
+        return [
+            Diagnostic.at(
+                table.position,
+                "ctas-columns",
+                f"CREATE TABLE {table.name} AS SELECT: kafka-sql cannot tell the type of {', '.join(unknown)} from "
+                f"the query; declare the table's columns: CREATE TABLE {table.name} ({declared}) WITH (...) AS "
+                "SELECT ...",
+            )
+        ]
+    table.columns = [
+        Column(name=name, kind=ColumnKind.PHYSICAL, position=table.position, data_type=t, type_sql=flink_sql(t))
+        for name, t in columns.items()
+        if t is not None
+    ]
+    return []

@@ -3,7 +3,7 @@
 Runs under the Flink environment (`make conformance-expected` creates it), not the project's:
     python flink_job.py <rendered.sql> <jar>[;<jar>...]
 A local mini-cluster in streaming mode, parallelism 1, a checkpoint every second, no restarts, UTC; each
-INSERT (or statement set) runs until its bounded sources end.
+INSERT (or statement set, or CREATE TABLE ... AS SELECT) runs until its bounded sources end.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def main() -> None:
                 config.set(setting.group(1), setting.group(2))
                 continue
             result = environment.execute_sql(statement)
-            if statement.upper().startswith(("INSERT", "EXECUTE", "BEGIN")):
+            if result.get_job_client() is not None:  # INSERT, a statement set, CREATE TABLE ... AS SELECT
                 result.wait()
 
 
