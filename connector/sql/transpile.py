@@ -42,6 +42,7 @@ from connector.sql.over import extract as extract_over
 from connector.sql.rewriting import TranspileError, call_name, flink_sql, fn
 from connector.sql.temporal import TemporalJoin
 from connector.sql.temporal import extract as extract_temporal
+from connector.sql.window_joins import is_window_join, rewrite_window_joins
 from connector.sql.window_ranking import rewrite_window_ranking
 from connector.sql.windows import rewrite_group_windows, rewrite_window_tvfs
 
@@ -200,6 +201,7 @@ class _Rewriter:
         if self.streaming:
             for select in list(tree.find_all(exp.Select)):
                 rewrite_window_ranking(select)
+                rewrite_window_joins(select)
             for select in list(tree.find_all(exp.Select)):
                 if any(select.root() is over.select for over in overs):
                     continue  # cut out into an OVER aggregation's view: transpiled on its own below
@@ -298,6 +300,8 @@ class _Rewriter:
         (watermarked) of both sides, so that a NULL-padded row is final when the watermark passes."""
         if isinstance(join.this, exp.Table) and join.this.name.lower() in self.lookups:
             return  # a lookup join: a stream-static join, which Spark streams as a LEFT join too
+        if join.args.get("on") is not None and is_window_join(join.args["on"]):
+            return  # the windows' equality ends each row's wait (`connector.sql.window_joins`)
         select = join.find_ancestor(exp.Select)
         relations = [select.args["from_"].this, *(j.this for j in select.args.get("joins") or [])] if select else []
         rowtimes = {

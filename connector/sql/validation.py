@@ -220,7 +220,7 @@ class _Checker:
                 ok = False
                 continue
             named = (exp.Table, exp.Subquery, exp.Unnest, exp.Lateral)
-            alias = item.alias_or_name if isinstance(item, named) else rel.name
+            alias = item.alias_or_name if isinstance(item, named) else (item.alias or rel.name)  # a TVF's AS t
             out.append((alias or rel.name, rel))
         return out if ok else None
 
