@@ -35,7 +35,10 @@ def rewrite_window_ranking(outer: exp.Select) -> bool:
         return False
     window = ranked[0].this
     where = outer.args.get("where")
-    limit = rank_limit(where.this if where is not None else None, ranked[0].alias)
+    conditions = list(where.this.flatten()) if where is not None and isinstance(where.this, exp.And) else []
+    conditions = conditions or ([where.this] if where is not None else [])
+    # Flink filters the ranked rows with the other conditions: the outer WHERE stays as it is
+    limit = next((n for c in conditions if (n := rank_limit(c, ranked[0].alias)) is not None), None)
     order = window.args.get("order")
     orderings = list(order.expressions) if isinstance(order, exp.Order) else []
     if limit is None or not orderings or not ranks_windows(inner, window):

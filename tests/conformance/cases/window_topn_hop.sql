@@ -1,4 +1,5 @@
--- Window Top-N over HOP windows ranked on the rows themselves: the 2 biggest orders of each 2-minute window sliding by 1 minute, a NULL amount last (DESC), the rank not selected.
+-- Window Top-N over HOP windows ranked on the rows themselves: the 2 biggest orders of each 2-minute window sliding by 1 minute, a NULL amount last (DESC), the rank not selected;
+-- another condition filters the ranked rows.
 CREATE TABLE src (
   user_id STRING,
   item STRING,
@@ -32,4 +33,4 @@ INSERT INTO dst
 SELECT window_start, window_end, user_id, item, amount FROM (
   SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY amount DESC) AS rownum
   FROM TABLE(HOP(TABLE src, DESCRIPTOR(ts), INTERVAL '1' MINUTE, INTERVAL '2' MINUTE))
-) WHERE rownum <= 2;
+) WHERE rownum <= 2 AND item <> 'cap';
