@@ -862,3 +862,43 @@ def test_an_argument_sparks_generator_would_drop_is_an_error_not_a_log_line() ->
     with pytest.raises(TranspileError, match=r"cannot run on Spark as written: .*decimals"):
         spark_sql(dropped)
     assert spark_sql(exp.select(exp.Trunc(this=exp.column("x"))).from_("t")) == "SELECT CAST(x AS BIGINT) FROM t"
+
+
+WINDOWED_ROWS = "(SELECT * FROM TABLE({kind}(TABLE {table}, DESCRIPTOR(ts), {sizes})))"
+
+
+@pytest.mark.parametrize(
+    ("kind", "sizes", "joined"),
+    [
+        ("TUMBLE", "INTERVAL '1' MINUTE", True),
+        ("HOP", "INTERVAL '1' MINUTE, INTERVAL '2' MINUTE", True),
+        ("CUMULATE", "INTERVAL '1' MINUTE, INTERVAL '2' MINUTE", False),
+    ],
+)
+def test_an_outer_window_join_compares_the_sides_windows_where_rows_carry_them(
+    kind: str, sizes: str, joined: bool
+) -> None:
+    """TUMBLE and HOP rows carry their window (`__w`), whose equality lets Spark stream the outer join; a CUMULATE
+    row's `__w` is its own, so that outer join stays refused as a regular one."""
+    left, right = (WINDOWED_ROWS.format(kind=kind, table=t, sizes=sizes) for t in ("a", "b"))
+    query = parse(
+        f"SELECT L.k, R.v FROM {left} L LEFT JOIN {right} R ON L.k = R.k AND L.window_start = R.window_start "
+        "AND L.window_end = R.window_end"
+    )
+    if not joined:
+        with pytest.raises(TranspileError, match="A regular LEFT JOIN of two streams is not supported"):
+            to_spark_sql(query, watermarks={"a": "ts", "b": "ts"})
+        return
+    sql = to_spark_sql(query, watermarks={"a": "ts", "b": "ts"})
+    assert sql.endswith("AND L.window_end = R.window_end) AND L.__w = R.__w")
+    assert sql.count("SELECT * EXCEPT (__w), __w FROM") == 2
+
+
+def test_a_ranking_of_session_window_rows_is_refused_with_what_spark_can_do() -> None:
+    """Spark merges session windows as rows arrive: their rows can only be aggregated, not ranked."""
+    query = parse(
+        "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY v) AS rn "
+        "FROM TABLE(SESSION(TABLE src PARTITION BY k, DESCRIPTOR(ts), INTERVAL '1' MINUTE))) WHERE rn <= 2"
+    )
+    with pytest.raises(TranspileError, match=re.escape("SESSION windows can only be aggregated in Spark")):
+        to_spark_query(query, watermarks={"src": "ts"}, proctimes={})
