@@ -35,6 +35,7 @@ from connector.sql.catalog import (
 )
 from connector.sql.changelog_aggregation import ChangelogAggregation
 from connector.sql.deduplication import Deduplication
+from connector.sql.expressions import WindowTVF
 from connector.sql.intervals import watermark_delay
 from connector.sql.lookups import is_lookup
 from connector.sql.over import OverAggregation
@@ -403,7 +404,8 @@ def _ranked_view(view: Deduplication) -> dict[str, Any]:
 def _views_to_inline(pipeline: Pipeline) -> set[str]:
     """The (lower-cased) views that each INSERT reads as subqueries instead of as Spark views: those the transpiler
     cuts operators out of (OVER windows: aggregations, Top-N, deduplication; SELECT DISTINCT; temporal joins), which
-    exist per query, and the views that read them."""
+    exist per query, those of window TVFs (a window aggregation or Top-N over them needs their rows' Spark window),
+    and the views that read them."""
     inlined: set[str] = set()
     changed = True
     while changed:
@@ -412,7 +414,7 @@ def _views_to_inline(pipeline: Pipeline) -> set[str]:
             name = view.name.lower()
             tables = list(view.query.find_all(exp.Table))
             cut = (
-                view.query.find(exp.Window) is not None
+                view.query.find(exp.Window, WindowTVF) is not None
                 or any(s.args.get("distinct") for s in view.query.find_all(exp.Select))
                 or any(t.args.get("version") is not None for t in tables)
             )

@@ -17,6 +17,7 @@ from connector.sql.over import groups_rows, has_over
 from connector.sql.retractions import aggregated_changelog, retraction_problem
 from connector.sql.rewriting import TranspileError, flink_sql
 from connector.sql.top_n import is_top_n, top_n_key
+from connector.sql.windowed_rows import ViewQuery, windowed_rows
 
 Report = Callable[[str, str], None]  # (code, message) of an error at the INSERT
 
@@ -41,9 +42,11 @@ def updating_sinks() -> str:
     return ", ".join(words)
 
 
-def is_windowed(select: exp.Select) -> bool:
+def is_windowed(select: exp.Select, view: ViewQuery = lambda _: None) -> bool:
+    """Whether `select` aggregates per window: over a window TVF's rows (directly, or through subqueries and views,
+    `view`), or by a legacy group window."""
     from_ = select.args.get("from_")
-    if from_ is not None and isinstance(from_.this, WindowTVF):
+    if from_ is not None and windowed_rows(from_.this, view) is not None:
         return True
     group = select.args.get("group")
     legacy = ("TUMBLE", "HOP", "SESSION")
@@ -60,16 +63,21 @@ def produces_updates(pipeline: Pipeline, query: exp.Query) -> bool:
     does a Top-N.
     """
     proctimes = proctime_columns(pipeline, query)
+
+    def view(name: str) -> exp.Expr | None:
+        found = pipeline.view(name)
+        return found.query if found is not None else None
+
     for node in queries_read(pipeline, query):
         for select in node.find_all(exp.Select):
-            if is_updating_aggregate(select) or is_top_n(select, proctimes):
+            if is_updating_aggregate(select, view) or is_top_n(select, proctimes, view):
                 return True
     return False
 
 
-def is_updating_aggregate(select: exp.Select) -> bool:
+def is_updating_aggregate(select: exp.Select, view: ViewQuery = lambda _: None) -> bool:
     """Whether `select` groups (GROUP BY, or a global aggregate) outside a window: its results are updated."""
-    return groups_rows(select) and not is_windowed(select)
+    return groups_rows(select) and not is_windowed(select, view)
 
 
 def proctime_columns(pipeline: Pipeline, query: exp.Query) -> set[str]:

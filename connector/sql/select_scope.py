@@ -31,9 +31,13 @@ def unique(name: str, taken: dict[str, exp.DataType | None]) -> str:
     return f"{name}{suffix}"
 
 
-def using(select: exp.Select) -> set[str]:
-    """The columns of JOIN ... USING (...), which are one column each (lower case)."""
-    return {i.name.lower() for j in select.args.get("joins") or [] for i in j.args.get("using") or []}
+def using(select: exp.Select) -> set[str] | None:
+    """The columns of JOIN ... USING (...), which are one column each (lower case); None with a NATURAL JOIN,
+    which merges every column the sides share."""
+    joins = select.args.get("joins") or []
+    if any(str(j.args.get("method") or "").upper() == "NATURAL" for j in joins):
+        return None
+    return {i.name.lower() for j in joins for i in j.args.get("using") or []}
 
 
 def own_nodes(select: exp.Select) -> Iterable[exp.Expr]:

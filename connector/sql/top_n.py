@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from connector.sql.expressions import WindowTVF
 from connector.sql.over import groups_rows
 from connector.sql.rewriting import TranspileError
+from connector.sql.windowed_rows import ViewQuery, windowed_rows
 
 
 @dataclass
@@ -107,27 +107,36 @@ def _aggregated_input(inner: exp.Select) -> exp.Select | None:
     return None if nested else aggregate
 
 
-def ranks_windows(inner: exp.Select, window: exp.Window) -> bool:
+def ranks_windows(inner: exp.Select, window: exp.Window, view: ViewQuery = lambda _: None) -> bool:
     """Whether ranking `window` in `inner` is Flink's window Top-N (or window deduplication): PARTITION BY
     window_start and window_end of rows a window TVF (TUMBLE, HOP, CUMULATE) assigns, or of a window aggregate
-    over one. Its rows are final when the window closes: it appends (`connector.sql.window_ranking`)."""
+    over them, read directly or through subqueries and views (`view`). Its rows are final when the window closes:
+    it appends (`connector.sql.window_ranking`)."""
     partition = {p.name.lower() for p in window.args.get("partition_by") or [] if isinstance(p, exp.Column)}
     if not {"window_start", "window_end"} <= partition or groups_rows(inner) or inner.args.get("joins"):
         return False
     from_ = inner.args.get("from_")
     source = from_.this if from_ is not None else None
-    if isinstance(source, exp.Subquery) and isinstance(source.this, exp.Select):
-        aggregate = source.this
-        group = aggregate.args.get("group")
-        grouped = {e.name.lower() for e in group.expressions if isinstance(e, exp.Column)} if group else set()
-        aggregate_from = aggregate.args.get("from_")
-        if not {"window_start", "window_end"} <= grouped or aggregate.args.get("joins") or aggregate_from is None:
-            return False
-        source = aggregate_from.this
-    return isinstance(source, WindowTVF) and str(source.args.get("kind")).upper() != "SESSION"
+    tvf = windowed_rows(source, view) if source is not None else None
+    aggregate = window_aggregate(source, view) if tvf is None and source is not None else None
+    if aggregate is not None:
+        aggregate_from = aggregate.args["from_"]
+        tvf = windowed_rows(aggregate_from.this, view)
+    return tvf is not None and str(tvf.args.get("kind")).upper() != "SESSION"
 
 
-def is_top_n(outer: exp.Select, proctimes: Collection[str] = ()) -> bool:
+def window_aggregate(source: exp.Expr, view: ViewQuery = lambda _: None) -> exp.Select | None:
+    """The SELECT grouping by window_start and window_end that `source` (a subquery or view) is, if it is one."""
+    aggregate = view(source.name) if isinstance(source, exp.Table) else source
+    aggregate = aggregate.this if isinstance(aggregate, exp.Subquery) else aggregate
+    if not isinstance(aggregate, exp.Select) or aggregate.args.get("joins") or aggregate.args.get("from_") is None:
+        return None
+    group = aggregate.args.get("group")
+    grouped = {e.name.lower() for e in group.expressions if isinstance(e, exp.Column)} if group else set()
+    return aggregate if {"window_start", "window_end"} <= grouped else None
+
+
+def is_top_n(outer: exp.Select, proctimes: Collection[str] = (), view: ViewQuery = lambda _: None) -> bool:
     """Whether `outer` selects the rows of a ranked subquery with the rank bounded, which updates its results: a
     Top-N, or a deduplication other than the first row by processing time (a column of `proctimes`); not a window
     Top-N (`ranks_windows`), which appends."""
@@ -141,7 +150,7 @@ def is_top_n(outer: exp.Select, proctimes: Collection[str] = ()) -> bool:
             limit = rank_limit(where.this if where is not None else None, projection.alias)
             if not isinstance(projection.this.this, exp.RowNumber) or limit is None:
                 return False
-            if ranks_windows(subquery.this, projection.this):
+            if ranks_windows(subquery.this, projection.this, view):
                 return False
             order = projection.this.args.get("order")
             orderings = order.expressions if isinstance(order, exp.Order) else []

@@ -366,7 +366,8 @@ class _Checker:
             if column.name.lower() in {c.lower() for c in visible}:
                 holders = [a for a, rel in sources if column.name.lower() in {c.lower() for c in rel.columns}]
                 twice = any(column.name.lower() in rel.twice for _, rel in sources)
-                if twice or (len(holders) > 1 and column.name.lower() not in using(query)):
+                merged = using(query)
+                if twice or (len(holders) > 1 and merged is not None and column.name.lower() not in merged):
                     self.ambiguous(column, holders, where)
                 continue
             if no_paren_call(column) is not None:  # LOCALTIMESTAMP, PI: Flink's calls without parentheses

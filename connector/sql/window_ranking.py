@@ -1,7 +1,7 @@
 """Flink's window Top-N and window deduplication on Spark.
 
 `SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (PARTITION BY window_start, window_end, ... ORDER BY ...) AS rn
-FROM <window TVF, or a window aggregate over one>) WHERE rn <= N`: Flink ranks each window's rows once the
+FROM <a window TVF's rows, or a window aggregate of them>) WHERE rn <= N`: Flink ranks each window's rows once the
 watermark passes the window's end and emits its N first, once (an append-only result; `top_n.ranks_windows`).
 Spark has no streaming ROW_NUMBER, but its window aggregation closes a window exactly then: the ranked subquery
 becomes an aggregation over the same window, keyed by the PARTITION BY columns, collecting the window's rows,
@@ -15,7 +15,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from connector.sql.rewriting import col, fn
-from connector.sql.top_n import rank_limit, ranks_windows
+from connector.sql.top_n import rank_limit, ranks_windows, window_aggregate
 from connector.sql.windows import HIDDEN_WINDOW
 
 _RANKED = "__ranked"
@@ -45,8 +45,9 @@ def rewrite_window_ranking(outer: exp.Select) -> bool:
         return False
     source = inner.args["from_"].this
     keys = [p.copy() for p in window.args["partition_by"]]
-    if isinstance(source, exp.Subquery):
-        keys.append(_expose_window(source.this))  # the window aggregate's window: what closes this one
+    aggregate = window_aggregate(source)
+    if aggregate is not None:
+        keys.append(_expose_window(aggregate))  # the window aggregate's window: what closes this one
     fields = [_without_window(p.copy()) for p in inner.selects if p is not ranked[0]]
     fields += [exp.alias_(o.this.copy(), f"__o{i}") for i, o in enumerate(orderings)]
     comparator = exp.Lambda(this=_compare(orderings), expressions=[exp.to_identifier("__l"), exp.to_identifier("__r")])
@@ -72,8 +73,7 @@ def rewrite_window_ranking(outer: exp.Select) -> bool:
 def _expose_window(aggregate: exp.Select) -> exp.Column:
     """Have the window aggregate `aggregate` select its Spark window (`__w`), which keeps the watermark, for the
     ranking's aggregation to group by; its window_time when it groups by that (it keeps the watermark too)."""
-    tvf = aggregate.args["from_"].this
-    alias = tvf.alias or None
+    alias = aggregate.args["from_"].this.alias or None
     grouped = {e.name.lower() for e in aggregate.args["group"].expressions if isinstance(e, exp.Column)}
     window = col("window_time", alias) if "window_time" in grouped else col(HIDDEN_WINDOW, alias)
     aggregate.select(exp.alias_(window, HIDDEN_WINDOW), copy=False)

@@ -1,5 +1,4 @@
--- Aggregate functions in a window: FILTER clauses, HAVING, LISTAGG with a separator, ARRAY_AGG (NULLs kept
--- unless IGNORE NULLS) cast to STRING.
+-- Aggregate functions in a window: FILTER clauses, HAVING, LISTAGG with a separator, ARRAY_AGG (NULLs kept unless IGNORE NULLS) cast to STRING.
 CREATE TABLE src (
   user_id STRING,
   item STRING,

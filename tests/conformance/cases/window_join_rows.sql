@@ -1,5 +1,4 @@
--- Window join of the rows themselves (Flink's documented form): orders and payments of the same user in the same
--- 1-minute window, inner and LEFT; the TVFs under aliases.
+-- Window join of the rows themselves (Flink's documented form): orders and payments of the same user in the same 1-minute window, inner and LEFT; the TVFs under aliases.
 CREATE TABLE src (
   user_id STRING,
   item STRING,

@@ -1,5 +1,4 @@
--- Window Top-N: the 2 users with the highest totals of each 1-minute window, emitted once per window (append-only);
--- and the busiest user of each window, ranked over an aggregate that also groups by window_time.
+-- Window Top-N: the 2 users with the highest totals of each 1-minute window, emitted once per window (append-only); and the busiest user of each window, ranked over an aggregate that also groups by window_time.
 CREATE TABLE src (
   user_id STRING,
   item STRING,

@@ -1,5 +1,4 @@
--- Window Top-N over HOP windows ranked on the rows themselves: the 2 biggest orders of each 2-minute window sliding by 1 minute, a NULL amount last (DESC), the rank not selected;
--- another condition filters the ranked rows.
+-- Window Top-N over HOP windows ranked on the rows themselves: the 2 biggest orders of each 2-minute window sliding by 1 minute, a NULL amount last (DESC), the rank not selected; another condition filters the ranked rows.
 CREATE TABLE src (
   user_id STRING,
   item STRING,

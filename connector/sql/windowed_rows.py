@@ -1,0 +1,73 @@
+"""Rows a window TVF assigned, read through subqueries and views that neither aggregate nor join them.
+
+Flink keeps window_start, window_end and window_time attributes of the window through such projections and
+filters: `CREATE VIEW w AS SELECT * FROM TABLE(TUMBLE(...))` and then `SELECT ... FROM w GROUP BY window_start,
+window_end, k` is a window aggregation, which appends. Here the rows carry their Spark window (`__w`, which keeps
+the watermark) up to the aggregation, which groups by it as it does directly over the TVF (`connector.sql.windows`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlglot import exp
+
+from connector.sql.expressions import WindowTVF
+from connector.sql.over import groups_rows
+from connector.sql.rewriting import col
+from connector.sql.windows import HIDDEN_WINDOW
+
+ViewQuery = Callable[[str], exp.Expr | None]  # a view's query by name, None for anything else
+
+
+def _no_views(_: str) -> exp.Expr | None:
+    return None
+
+
+def windowed_rows(item: exp.Expr, view: ViewQuery = _no_views) -> WindowTVF | None:
+    """The window TVF whose rows `item` (a FROM item) holds: the TVF, or a subquery or view of its rows."""
+    levels = _levels(item, view)
+    return levels[1] if levels is not None else None
+
+
+def _levels(item: exp.Expr, view: ViewQuery) -> tuple[list[exp.Select], WindowTVF] | None:
+    """The SELECTs from `item` down to the TVF (outermost first), and the TVF."""
+    selects: list[exp.Select] = []
+    node: exp.Expr | None = item
+    while node is not None:
+        if isinstance(node, WindowTVF):
+            return selects, node
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
+            node = view(node.name)
+            continue
+        if isinstance(node, exp.Subquery):
+            node = node.this
+            continue
+        if not isinstance(node, exp.Select) or groups_rows(node) or node.args.get("joins") or node.args.get("distinct"):
+            return None
+        selects.append(node)
+        from_ = node.args.get("from_")
+        node = from_.this if from_ is not None else None
+    return None
+
+
+def expose_windows(select: exp.Select) -> None:
+    """`select` groups by window_start and window_end of a subquery of a TUMBLE, HOP or CUMULATE TVF's rows: each
+    level of the subquery passes `__w` on and `select` groups by it too."""
+    from_ = select.args.get("from_")
+    source = from_.this if from_ is not None else None
+    group = select.args.get("group")
+    if not isinstance(source, exp.Subquery) or group is None:
+        return
+    grouped = {e.name.lower() for e in group.expressions if isinstance(e, exp.Column)}
+    levels = _levels(source, _no_views)
+    if levels is None or not {"window_start", "window_end"} <= grouped or "window_time" in grouped:
+        return
+    selects, tvf = levels
+    if str(tvf.args.get("kind")).upper() == "SESSION":
+        return
+    for index, level in enumerate(selects):
+        innermost = index == len(selects) - 1
+        if innermost or not any(isinstance(p, exp.Star) for p in level.selects):  # a star passes it on
+            level.select(col(HIDDEN_WINDOW), copy=False)
+    group.append("expressions", col(HIDDEN_WINDOW, source.alias or None))
