@@ -240,8 +240,9 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
     proctimes = {t.name: c for t in pipeline.tables.values() for c in _proctime_columns(t)}
     views: list[tuple[str, str]] = []
     inlined = _views_to_inline(pipeline)
+    cut = _views_to_inline(pipeline, windows=False)  # the others are Spark views too, for spark.sql's readers
     for view in pipeline.views.values():
-        if view.name.lower() in inlined:
+        if view.name.lower() in cut:
             continue
         try:
             views.append((view.name, to_spark_sql(view.query, watermarks=watermarks)))
@@ -401,11 +402,11 @@ def _ranked_view(view: Deduplication) -> dict[str, Any]:
     return found
 
 
-def _views_to_inline(pipeline: Pipeline) -> set[str]:
+def _views_to_inline(pipeline: Pipeline, windows: bool = True) -> set[str]:
     """The (lower-cased) views that each INSERT reads as subqueries instead of as Spark views: those the transpiler
     cuts operators out of (OVER windows: aggregations, Top-N, deduplication; SELECT DISTINCT; temporal joins), which
-    exist per query, those of window TVFs (a window aggregation or Top-N over them needs their rows' Spark window),
-    and the views that read them."""
+    exist per query, with `windows` those of window TVFs (a window aggregation or Top-N over them needs their rows'
+    Spark window), and the views that read them."""
     inlined: set[str] = set()
     changed = True
     while changed:
@@ -414,7 +415,8 @@ def _views_to_inline(pipeline: Pipeline) -> set[str]:
             name = view.name.lower()
             tables = list(view.query.find_all(exp.Table))
             cut = (
-                view.query.find(exp.Window, WindowTVF) is not None
+                view.query.find(exp.Window) is not None
+                or (windows and view.query.find(WindowTVF) is not None)
                 or any(s.args.get("distinct") for s in view.query.find_all(exp.Select))
                 or any(t.args.get("version") is not None for t in tables)
             )
