@@ -25,6 +25,15 @@ COMPLEX_TEXT = "flink_complex_text"  # on a CAST to STRING of an ARRAY, MAP or R
 _INTEGERS = {exp.DType.TINYINT: 1, exp.DType.SMALLINT: 2, exp.DType.INT: 3, exp.DType.BIGINT: 4}
 _DATE_UNITS = {"DAY", "WEEK", "MONTH", "QUARTER", "YEAR"}
 _TEXT = {exp.DType.VARCHAR, exp.DType.CHAR, exp.DType.TEXT, exp.DType.NVARCHAR}
+# Flink functions whose result is STRING whatever their arguments, and predicates (BOOLEAN)
+_STRING_RESULTS = (
+    exp.Upper, exp.Lower, exp.Trim, exp.Concat, exp.ConcatWs, exp.DPipe, exp.Substring, exp.Replace, exp.Initcap,
+    exp.RegexpReplace, exp.Pad, exp.TimeToStr,
+)  # fmt: skip
+_BOOLEAN_RESULTS = (
+    exp.GT, exp.GTE, exp.LT, exp.LTE, exp.EQ, exp.NEQ, exp.Like, exp.Is, exp.In, exp.Not, exp.And, exp.Or, exp.Between,
+)  # fmt: skip
+_SUMMED_KEEPING_TYPE = {*_INTEGERS, exp.DType.FLOAT, exp.DType.DOUBLE}
 
 
 def mark(nodes: Iterable[exp.Expr], columns: dict[str, exp.DataType | None]) -> None:
@@ -73,6 +82,18 @@ def infer_type(expr: exp.Expr, columns: dict[str, exp.DataType | None]) -> exp.D
         return exp.DataType.build("BOOLEAN")
     if isinstance(expr, exp.Count):
         return exp.DataType.build("BIGINT")
+    if isinstance(expr, _STRING_RESULTS):
+        return exp.DataType.build("STRING", dialect="flink")
+    if isinstance(expr, _BOOLEAN_RESULTS):
+        return exp.DataType.build("BOOLEAN")
+    if isinstance(expr, exp.Length):
+        return exp.DataType.build("INT")
+    if isinstance(expr, (exp.Sum, exp.Avg)):  # Flink keeps an integer or floating type (AVG truncates in it)
+        value = infer_type(expr.this, columns)
+        return value if value is not None and value.this in _SUMMED_KEEPING_TYPE else None
+    if isinstance(expr, exp.Coalesce):
+        found = [infer_type(e, columns) for e in [expr.this, *expr.expressions]]
+        return found[0] if found[0] is not None and all(f == found[0] for f in found) else None
     if isinstance(expr, (exp.Max, exp.Min)):
         return infer_type(expr.this, columns)
     if isinstance(expr, (exp.Paren, exp.Neg, exp.IgnoreNulls, exp.RespectNulls)):
@@ -82,5 +103,3 @@ def infer_type(expr: exp.Expr, columns: dict[str, exp.DataType | None]) -> exp.D
         element = infer_type(value, columns)
         return exp.DataType.build("ARRAY", expressions=[element], nested=True) if element is not None else None
     return None
-
-

@@ -232,9 +232,12 @@ class _Checker:
             if base is None:
                 return None
             cols = dict(base.columns)
-            for name in WINDOW_COLUMNS:
-                cols[name] = exp.DataType.build("TIMESTAMP")
             timecol = tvf.args.get("timecol")
+            # Flink: window_start and window_end TIMESTAMP(3), window_time the time attribute's type
+            rowtime = next((t for n, t in base.columns.items() if timecol is not None and n == timecol.name), None)
+            for name in WINDOW_COLUMNS:
+                cols[name] = exp.DataType.build("TIMESTAMP(3)")
+            cols["window_time"] = rowtime or cols["window_time"]
             if timecol is not None and timecol.name not in base.columns:
                 self.error(
                     self.pos_of(timecol, where),

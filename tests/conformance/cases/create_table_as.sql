@@ -1,4 +1,4 @@
--- CREATE TABLE AS SELECT: the new table's columns are the query's (or the ones declared), and the query writes into it.
+-- CREATE TABLE AS SELECT: the new table has the query's columns, of the types Flink gives them (or the ones declared), and the query writes into it.
 CREATE TABLE src (
   user_id STRING,
   item STRING,
@@ -32,3 +32,13 @@ CREATE TABLE upper_items (
   'properties.bootstrap.servers' = '{{ var("brokers") }}',
   'format' = 'json'
 ) AS SELECT user_id, UPPER(item) AS item FROM src WHERE user_id = 'a';
+
+CREATE TABLE per_window WITH (
+  'connector' = 'kafka',
+  'topic' = '{{ var("per_window") }}',
+  'properties.bootstrap.servers' = '{{ var("brokers") }}',
+  'format' = 'json'
+) AS SELECT CAST(window_start AS STRING) AS starts, CAST(window_time AS STRING) AS rowtime_text, user_id,
+  SUM(amount) AS total, UPPER(MAX(item)) AS top_item, COUNT(*) > 1 AS repeated
+FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), INTERVAL '2' MINUTE))
+GROUP BY window_start, window_end, window_time, user_id;
