@@ -17,7 +17,7 @@ from connector.sql.over import groups_rows, has_over
 from connector.sql.retractions import aggregated_changelog, retraction_problem
 from connector.sql.rewriting import TranspileError, flink_sql
 from connector.sql.top_n import is_top_n, top_n_key
-from connector.sql.windowed_rows import ViewQuery, windowed_rows
+from connector.sql.windowed_rows import ViewQuery, no_views, windowed_rows
 
 Report = Callable[[str, str], None]  # (code, message) of an error at the INSERT
 
@@ -42,7 +42,7 @@ def updating_sinks() -> str:
     return ", ".join(words)
 
 
-def is_windowed(select: exp.Select, view: ViewQuery = lambda _: None) -> bool:
+def is_windowed(select: exp.Select, view: ViewQuery = no_views) -> bool:
     """Whether `select` aggregates per window: over a window TVF's rows (directly, or through subqueries and views,
     `view`), or by a legacy group window."""
     from_ = select.args.get("from_")
@@ -75,7 +75,7 @@ def produces_updates(pipeline: Pipeline, query: exp.Query) -> bool:
     return False
 
 
-def is_updating_aggregate(select: exp.Select, view: ViewQuery = lambda _: None) -> bool:
+def is_updating_aggregate(select: exp.Select, view: ViewQuery = no_views) -> bool:
     """Whether `select` groups (GROUP BY, or a global aggregate) outside a window: its results are updated."""
     return groups_rows(select) and not is_windowed(select, view)
 

@@ -17,7 +17,7 @@ from sqlglot import exp
 
 from connector.sql.over import groups_rows
 from connector.sql.rewriting import TranspileError
-from connector.sql.windowed_rows import ViewQuery, windowed_rows
+from connector.sql.windowed_rows import ViewQuery, no_views, window_aggregate, windowed_rows
 
 
 @dataclass
@@ -107,7 +107,7 @@ def _aggregated_input(inner: exp.Select) -> exp.Select | None:
     return None if nested else aggregate
 
 
-def ranks_windows(inner: exp.Select, window: exp.Window, view: ViewQuery = lambda _: None) -> bool:
+def ranks_windows(inner: exp.Select, window: exp.Window, view: ViewQuery = no_views) -> bool:
     """Whether ranking `window` in `inner` is Flink's window Top-N (or window deduplication): PARTITION BY
     window_start and window_end of rows a window TVF (TUMBLE, HOP, CUMULATE) assigns, or of a window aggregate
     over them, read directly or through subqueries and views (`view`). Its rows are final when the window closes:
@@ -125,18 +125,7 @@ def ranks_windows(inner: exp.Select, window: exp.Window, view: ViewQuery = lambd
     return tvf is not None and str(tvf.args.get("kind")).upper() != "SESSION"
 
 
-def window_aggregate(source: exp.Expr, view: ViewQuery = lambda _: None) -> exp.Select | None:
-    """The SELECT grouping by window_start and window_end that `source` (a subquery or view) is, if it is one."""
-    aggregate = view(source.name) if isinstance(source, exp.Table) else source
-    aggregate = aggregate.this if isinstance(aggregate, exp.Subquery) else aggregate
-    if not isinstance(aggregate, exp.Select) or aggregate.args.get("joins") or aggregate.args.get("from_") is None:
-        return None
-    group = aggregate.args.get("group")
-    grouped = {e.name.lower() for e in group.expressions if isinstance(e, exp.Column)} if group else set()
-    return aggregate if {"window_start", "window_end"} <= grouped else None
-
-
-def is_top_n(outer: exp.Select, proctimes: Collection[str] = (), view: ViewQuery = lambda _: None) -> bool:
+def is_top_n(outer: exp.Select, proctimes: Collection[str] = (), view: ViewQuery = no_views) -> bool:
     """Whether `outer` selects the rows of a ranked subquery with the rank bounded, which updates its results: a
     Top-N, or a deduplication other than the first row by processing time (a column of `proctimes`); not a window
     Top-N (`ranks_windows`), which appends."""

@@ -16,6 +16,7 @@ from sqlglot import exp
 
 from connector.sql.expressions import WindowTVF
 from connector.sql.rewriting import col
+from connector.sql.windowed_rows import carry_window, windowed_rows
 from connector.sql.windows import HIDDEN_WINDOW
 
 
@@ -31,9 +32,8 @@ def rewrite_window_joins(select: exp.Select) -> None:
         names = (_windowed_alias(left), _windowed_alias(right))
         if on is None or None in names or not _joins_windows(on, names[0] or "", names[1] or ""):
             continue
-        for side in (left, right):
-            if isinstance(side, exp.Subquery):
-                side.this.select(col(HIDDEN_WINDOW), copy=False)
+        carry_window(left)
+        carry_window(right)
         same_window = exp.EQ(this=col(HIDDEN_WINDOW, names[0]), expression=col(HIDDEN_WINDOW, names[1]))
         join.set("on", exp.and_(on, same_window))
 
@@ -54,17 +54,9 @@ def _is_star(projection: exp.Expr) -> bool:
 
 
 def _windowed_alias(item: exp.Expr) -> str | None:
-    """The alias of a join side that is a TUMBLE or HOP TVF's rows: the TVF, or a SELECT of them without GROUP BY."""
-    if isinstance(item, WindowTVF) and item.alias:
-        return item.alias if _fixed_windows(item) else None
-    if isinstance(item, exp.Subquery) and item.alias and isinstance(item.this, exp.Select):
-        inner = item.this
-        source = inner.args.get("from_")
-        tvf = source.this if source is not None else None
-        plain = inner.args.get("group") is None and not inner.args.get("joins")
-        if plain and isinstance(tvf, WindowTVF) and _fixed_windows(tvf):
-            return item.alias
-    return None
+    """The alias of a join side that holds a TUMBLE or HOP TVF's rows (`windowed_rows`)."""
+    tvf = windowed_rows(item)
+    return item.alias or None if tvf is not None and _fixed_windows(tvf) else None
 
 
 def _fixed_windows(tvf: WindowTVF) -> bool:

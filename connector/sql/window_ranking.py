@@ -15,7 +15,8 @@ from __future__ import annotations
 from sqlglot import exp
 
 from connector.sql.rewriting import col, fn
-from connector.sql.top_n import rank_limit, ranks_windows, window_aggregate
+from connector.sql.top_n import rank_limit, ranks_windows
+from connector.sql.windowed_rows import window_aggregate
 from connector.sql.windows import HIDDEN_WINDOW
 
 _RANKED = "__ranked"

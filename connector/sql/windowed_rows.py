@@ -20,11 +20,12 @@ from connector.sql.windows import HIDDEN_WINDOW
 ViewQuery = Callable[[str], exp.Expr | None]  # a view's query by name, None for anything else
 
 
-def _no_views(_: str) -> exp.Expr | None:
+def no_views(_: str) -> exp.Expr | None:
+    """The `ViewQuery` where views are read as subqueries already (the transpiler's)."""
     return None
 
 
-def windowed_rows(item: exp.Expr, view: ViewQuery = _no_views) -> WindowTVF | None:
+def windowed_rows(item: exp.Expr, view: ViewQuery = no_views) -> WindowTVF | None:
     """The window TVF whose rows `item` (a FROM item) holds: the TVF, or a subquery or view of its rows."""
     levels = _levels(item, view)
     return levels[1] if levels is not None else None
@@ -51,23 +52,40 @@ def _levels(item: exp.Expr, view: ViewQuery) -> tuple[list[exp.Select], WindowTV
     return None
 
 
+def window_aggregate(source: exp.Expr, view: ViewQuery = no_views) -> exp.Select | None:
+    """The SELECT grouping by window_start and window_end that `source` (a subquery or view) is, if it is one."""
+    aggregate = view(source.name) if isinstance(source, exp.Table) else source
+    aggregate = aggregate.this if isinstance(aggregate, exp.Subquery) else aggregate
+    if not isinstance(aggregate, exp.Select) or aggregate.args.get("joins") or aggregate.args.get("from_") is None:
+        return None
+    group = aggregate.args.get("group")
+    grouped = {e.name.lower() for e in group.expressions if isinstance(e, exp.Column)} if group else set()
+    return aggregate if {"window_start", "window_end"} <= grouped else None
+
+
+def carry_window(item: exp.Expr) -> None:
+    """Have each SELECT of the subquery `item` (windowed rows, `windowed_rows`) pass its rows' `__w` on."""
+    levels = _levels(item, no_views)
+    selects = levels[0] if levels is not None else []
+    for index, level in enumerate(selects):
+        innermost = index == len(selects) - 1  # its star hides `__w` (`connector.sql.windows`); a star above passes it
+        if innermost or not any(isinstance(p, exp.Star) for p in level.selects):
+            level.select(col(HIDDEN_WINDOW), copy=False)
+
+
 def expose_windows(select: exp.Select) -> None:
-    """`select` groups by window_start and window_end of a subquery of a TUMBLE, HOP or CUMULATE TVF's rows: each
-    level of the subquery passes `__w` on and `select` groups by it too."""
+    """`select` groups by window_start and window_end of a subquery of a TUMBLE, HOP or CUMULATE TVF's rows: the
+    subquery passes `__w` on and `select` groups by it too."""
     from_ = select.args.get("from_")
     source = from_.this if from_ is not None else None
     group = select.args.get("group")
     if not isinstance(source, exp.Subquery) or group is None:
         return
     grouped = {e.name.lower() for e in group.expressions if isinstance(e, exp.Column)}
-    levels = _levels(source, _no_views)
-    if levels is None or not {"window_start", "window_end"} <= grouped or "window_time" in grouped:
+    tvf = windowed_rows(source)
+    if tvf is None or not {"window_start", "window_end"} <= grouped or "window_time" in grouped:
         return
-    selects, tvf = levels
     if str(tvf.args.get("kind")).upper() == "SESSION":
         return
-    for index, level in enumerate(selects):
-        innermost = index == len(selects) - 1
-        if innermost or not any(isinstance(p, exp.Star) for p in level.selects):  # a star passes it on
-            level.select(col(HIDDEN_WINDOW), copy=False)
+    carry_window(source)
     group.append("expressions", col(HIDDEN_WINDOW, source.alias or None))
