@@ -566,7 +566,9 @@ def test_function_mappings(spark: SparkSession, flink_expression: str, expected:
         ("CAST('x' AS BYTES)", T.BinaryType()),
         (
             "ROW(1, 'a')",
-            T.StructType([T.StructField("col1", T.IntegerType(), False), T.StructField("col2", T.StringType(), False)]),
+            T.StructType(  # Flink's field names (conformance case row_values)
+                [T.StructField("EXPR$0", T.IntegerType(), False), T.StructField("EXPR$1", T.StringType(), False)]
+            ),
         ),
     ],
 )

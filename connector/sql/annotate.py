@@ -70,8 +70,21 @@ def infer_type(expr: exp.Expr, columns: dict[str, exp.DataType | None]) -> exp.D
             if name.lower() == expr.name.lower():
                 return dt
         return None
+    if isinstance(expr, exp.Dot) and isinstance(expr.expression, exp.Identifier):  # a ROW field
+        row = infer_type(expr.this, columns)
+        if row is None or row.this != exp.DataType.Type.STRUCT:
+            return None
+        field = next((f for f in row.expressions if f.name.lower() == expr.name.lower()), None)
+        kind = field.args.get("kind") if field is not None else None
+        return kind if isinstance(kind, exp.DataType) else None
     if isinstance(expr, (exp.Cast, exp.TryCast)):
         return expr.to
+    if isinstance(expr, exp.Anonymous) and expr.name.upper() == "ROW":  # Flink names its fields EXPR$0, EXPR$1, ...
+        kinds = [infer_type(e, columns) for e in expr.expressions]
+        if any(k is None for k in kinds):
+            return None
+        fields = [exp.ColumnDef(this=exp.to_identifier(f"EXPR${i}"), kind=k) for i, k in enumerate(kinds)]
+        return exp.DataType(this=exp.DataType.Type.STRUCT, expressions=fields, nested=True)
     if isinstance(expr, exp.Anonymous) and RESULT_TYPE in expr.meta:
         return expr.meta[RESULT_TYPE]
     if isinstance(expr, exp.Literal):

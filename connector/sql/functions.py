@@ -434,7 +434,9 @@ def _current_timestamp(node: exp.Expr) -> exp.Expr:
 
 
 def _row(node: exp.Expr) -> exp.Expr:
-    return fn("struct", *call_args(node))
+    """Flink names a ROW value's fields EXPR$0, EXPR$1, ... (Spark's struct would name them after the columns)."""
+    named = [part for i, arg in enumerate(call_args(node)) for part in (exp.Literal.string(f"EXPR${i}"), arg)]
+    return fn("named_struct", *named)
 
 
 def _timestampadd(node: exp.Expr) -> exp.Expr:

@@ -15,7 +15,7 @@ def output_name(sel: exp.Expr, index: int) -> str:
     """Flink's name of a projected expression: its alias, the column's name, else EXPR$<index>."""
     if isinstance(sel, exp.Alias):
         return sel.alias
-    if isinstance(sel, exp.Column):
+    if isinstance(sel, (exp.Column, exp.Dot)):  # a ROW field access (`exp.Dot`) is named by its last field
         return sel.name
     return f"EXPR${index}"
 

@@ -23,6 +23,7 @@ node of the caller's tree (it keeps its position), so the validator can point at
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
@@ -123,6 +124,9 @@ def transpile(query: exp.Query, *, watermarks: Mapping[str, str] | None = None, 
 
 def _lower(names: Mapping[str, str] | None) -> dict[str, str]:
     return {k.lower(): v.lower() for k, v in (names or {}).items()}
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _bottom_up(tree: exp.Expr, fun: Callable[[exp.Expr], exp.Expr]) -> exp.Expr:
@@ -418,6 +422,9 @@ class _Rewriter:
     # -- expressions -------------------------------------------------------------------------------------
 
     def expression(self, node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Identifier) and not node.quoted and not _PLAIN_NAME.fullmatch(node.name):
+            node.set("quoted", True)  # Flink's unquoted names may hold '$' (EXPR$0), Spark's may not
+            return node
         if isinstance(node, exp.Table):
             return self.table(node)
         if isinstance(node, (exp.Cast, exp.TryCast)) and isinstance(node.args.get("to"), exp.DataType):

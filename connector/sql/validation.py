@@ -10,14 +10,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from sqlglot import exp
 
 from connector.connectors import registry
 from connector.diagnostics import Diagnostic, Position, did_you_mean
 from connector.quality import expectations
-from connector.sql import annotate, changes
+from connector.sql import annotate, changes, row_fields
 from connector.sql.annotate import infer_type
 from connector.sql.catalog import Column, ColumnKind, Function, Insert, Pipeline, Table
 from connector.sql.expressions import WindowTVF
@@ -38,9 +37,9 @@ from connector.sql.types import (
 )
 
 Locate = Callable[[exp.Expr, Position], Position]
+Columns = dict[str, exp.DataType | None]
 
 WINDOW_COLUMNS = ("window_start", "window_end", "window_time")
-_MISSING: Any = object()  # no column of that name (a known column's type may be None: not inferred)
 
 
 @dataclass
@@ -78,7 +77,13 @@ class _Checker:
             if col.kind is ColumnKind.COMPUTED and col.expression is not None:
                 self.calls(col.expression, col.position)
                 usable = [c for c in table.columns if c.kind is not ColumnKind.COMPUTED]
-                self.references(col.expression, [c.name for c in usable], col.position, f"computed column '{col.name}'")
+                holder = exp.Paren(this=col.expression)  # a ROW field access may be the whole expression
+                scope = [(table.name, {c.name: c.data_type for c in usable})]
+                refused = self.row_fields(holder.find_all(exp.Column), scope, col.position)
+                col.expression = holder.this
+                self.references(
+                    col.expression, [c.name for c in usable], col.position, f"computed column '{col.name}'", refused
+                )
                 self.casts(col.expression.find_all(exp.Cast), {c.name: c.data_type for c in usable}, col.position)
         for key in table.primary_key:
             if table.column(key) is None:
@@ -112,10 +117,12 @@ class _Checker:
                 )
             self.references(wm.expression, names, wm.position, f"the watermark of '{table.name}'")
 
-    def references(self, expr: exp.Expr, names: list[str], where: Position, what: str) -> None:
+    def references(
+        self, expr: exp.Expr, names: list[str], where: Position, what: str, reported: set[int] | None = None
+    ) -> None:
         lowered = {n.lower() for n in names}
         for column in expr.find_all(exp.Column):
-            if column.name.lower() not in lowered:
+            if column.name.lower() not in lowered and id(column) not in (reported or set()):
                 self.error(
                     self.pos_of(column, where),
                     "unknown-column",
@@ -340,12 +347,13 @@ class _Checker:
             visible.update(rel.columns)
         by_alias = {alias.lower(): rel for alias, rel in sources}
         aliases = {s.alias.lower() for s in query.selects if isinstance(s, exp.Alias)}
+        refused = self.row_fields(own_columns(query), [(alias, rel.columns) for alias, rel in sources], where)
         for column in own_columns(query):
+            if id(column) in refused:
+                continue
             qualifier = column.table
             if qualifier:
                 qualified = by_alias.get(qualifier.lower())
-                if qualified is None and self.row_field(column, visible, by_alias, where):
-                    continue
                 if qualified is None:
                     self.error(
                         self.pos_of(column, where),
@@ -410,35 +418,20 @@ class _Checker:
             "the window TVF adds it to an input that has it already; rename the input's column.",
         )
 
-    def row_field(
-        self,
-        column: exp.Column,
-        visible: dict[str, exp.DataType | None],
-        by_alias: dict[str, _Relation],
-        where: Position,
-    ) -> bool:
-        """Whether `column` is a field of a ROW column, as Flink reads `info.name` and `t.info.name`; an unknown
-        field is reported here."""
-        if column.db:
-            relation = by_alias.get(column.db.lower())
-            if relation is None:
-                return False
-            columns = relation.columns
-        else:
-            columns = visible
-        row = next((dt for name, dt in columns.items() if name.lower() == column.table.lower()), _MISSING)
-        if row is _MISSING or (row is not None and row.this != exp.DataType.Type.STRUCT):
-            return False
-        fields = [f.name for f in row.expressions] if row is not None else []
-        if fields and column.name.lower() not in {f.lower() for f in fields}:
-            self.error(
-                self.pos_of(column, where),
-                "unknown-column",
-                f"Field '{column.name}' not found in ROW column '{column.table}'."
-                + did_you_mean(column.name, fields)
-                + f" Fields: {', '.join(fields)}.",
-            )
-        return True
+    def row_fields(self, columns: Iterable[exp.Column], scope: list[tuple[str, Columns]], where: Position) -> set[int]:
+        """Resolve the dotted names among `columns` as Flink does (`connector.sql.row_fields`), rewriting each ROW
+        field access into its canonical form; the ids of the columns of names Flink refuses (reported here)."""
+        refused: set[int] = set()
+        for reference in row_fields.references(list(columns)):
+            try:
+                access = row_fields.resolve(reference, scope)
+            except row_fields.ResolutionError as err:
+                self.error(self.pos_of(reference, where), err.code, str(err))
+                refused.update(id(c) for c in reference.find_all(exp.Column))
+                continue
+            if access is not None:
+                row_fields.canonicalize(reference, access)
+        return refused
 
     def unsupported(self, query: exp.Expr, where: Position) -> bool:
         """Report a clause kafka-sql cannot run, once, instead of the misleading errors the other checks would give
