@@ -36,6 +36,18 @@ def _topics(bootstrap: str, client: Mapping[str, str]) -> set[str]:
         raise ProduceError(f"cannot reach the broker at {bootstrap}: {error.args[0].str()}") from None
 
 
+def ensure_topic(
+    bootstrap: str, topic: str, partitions: int = 1, recreate: bool = False, client: Mapping[str, str] | None = None
+) -> None:
+    """Create `topic` when it does not exist (`recreate`: delete it first)."""
+    exists = topic in _topics(bootstrap, client or {})
+    if exists and recreate:
+        broker.delete_topic(bootstrap, topic, client=client)
+        exists = False
+    if not exists:
+        broker.create_topic(bootstrap, topic, partitions=partitions, client=client)
+
+
 def produce_file(
     bootstrap: str,
     topic: str,
@@ -52,12 +64,7 @@ def produce_file(
         client = librdkafka_properties(properties or {})
     except ValueError as error:
         raise ProduceError(str(error)) from None
-    exists = topic in _topics(bootstrap, client)
-    if exists and recreate:
-        broker.delete_topic(bootstrap, topic, client=client)
-        exists = False
-    if not exists:
-        broker.create_topic(bootstrap, topic, partitions=partitions, client=client)
+    ensure_topic(bootstrap, topic, partitions, recreate, client)
     producer = Producer(logged({**client, "bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 5}))
     failures: list[str] = []
 

@@ -218,6 +218,25 @@ def cmd_produce(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_nexmark(args: argparse.Namespace) -> int:
+    """Nexmark's events (its generator's rules, deterministic from --seed) into a topic, as ddl_kafka.sql reads."""
+    from connector.dev.nexmark import NexmarkConfig, produce
+    from connector.dev.produce import ProduceError, ensure_topic
+
+    try:
+        config = NexmarkConfig(seed=args.seed, first_event_rate=args.rate, base_time_ms=args.base_time)
+        ensure_topic(args.bootstrap, args.topic, args.partitions, args.recreate)
+        count = produce(
+            args.bootstrap, args.topic, args.events, config, partitions=args.partitions,
+            on_progress=lambda n: err.print(f"{n:,} / {args.events:,} event(s)"),
+        )
+    except (ProduceError, ValueError) as error:
+        err.print(f"nexmark: {error}", markup=False)
+        return EXIT_ERRORS
+    err.print(f"produced {count} Nexmark event(s) to '{args.topic}'")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kafka-sql",
@@ -329,6 +348,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="a Kafka client property (repeatable; wins over --client-config)",
     )
     p.set_defaults(func=cmd_produce)
+
+    p = verbs.add_parser(
+        "nexmark",
+        help="produce Nexmark benchmark events to a topic",
+        description="Write N events of the Nexmark benchmark's generator (persons, auctions and bids in its "
+        "proportions, hot ids, event times at --rate events per second from --base-time) as the JSON that "
+        "Nexmark's ddl_kafka.sql table reads, round-robin over the partitions; creates the topic if missing. "
+        "The same --seed gives the same events.",
+    )
+    p.add_argument("topic")
+    p.add_argument("--events", type=int, default=1_000_000, help="how many events (default 1000000)")
+    p.add_argument("--seed", type=int, default=0, help="the generator's seed (default 0)")
+    p.add_argument("--rate", type=int, default=10_000, help="events per second of event time (default 10000)")
+    p.add_argument(
+        "--base-time", type=int, default=1_700_000_000_000, help="epoch ms of the first event (default 1700000000000)"
+    )
+    p.add_argument("--bootstrap", default="127.0.0.1:9092", help="bootstrap servers (default 127.0.0.1:9092)")
+    p.add_argument("--partitions", type=int, default=1, help="partitions when creating the topic (default 1)")
+    p.add_argument("--recreate", action="store_true", help="delete and recreate the topic first")
+    p.set_defaults(func=cmd_nexmark)
 
     p = verbs.add_parser(
         "dq-report",

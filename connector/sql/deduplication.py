@@ -77,7 +77,8 @@ def extract(outer: exp.Select, proctimes: dict[str, str], number: int) -> Dedupl
 def _partition_keys(inner: exp.Select, window: exp.Window, what: str) -> list[str]:
     partition = window.args.get("partition_by") or []
     outputs = {s.alias_or_name.lower() for s in inner.selects}
-    star = any(isinstance(s, exp.Star) for s in inner.selects)
+    star = any(isinstance(s, exp.Star) or (isinstance(s, exp.Column) and isinstance(s.this, exp.Star))  # t.*
+               for s in inner.selects)
     if not partition or not all(
         isinstance(p, exp.Column) and (star or p.name.lower() in outputs) for p in partition
     ):

@@ -143,6 +143,15 @@ def _bottom_up(tree: exp.Expr, fun: Callable[[exp.Expr], exp.Expr]) -> exp.Expr:
     return root
 
 
+def _counted_set(node: exp.Expr) -> exp.Expr | None:
+    """The collect_set of `size(collect_set(x))`, COUNT(DISTINCT x) as it streams (`_Rewriter.count_distinct`)."""
+    if call_name(node) == "SIZE" and isinstance(node, exp.Anonymous) and len(node.expressions) == 1:
+        inner = node.expressions[0]
+        if call_name(inner) == "COLLECT_SET":
+            return inner
+    return None
+
+
 class _Rewriter:
     """One transpilation: the watermarked columns by relation and whether the query streams."""
 
@@ -437,6 +446,11 @@ class _Rewriter:
             return call
         if isinstance(node, exp.Count) and isinstance(node.this, exp.Distinct) and self.streaming:
             return self.count_distinct(node.this)
+        if isinstance(node, exp.Filter) and _counted_set(node.this) is not None:
+            # COUNT(DISTINCT x) FILTER (WHERE c): the filter belongs to the aggregate, collect_set, not to size
+            counted = _counted_set(node.this)
+            assert counted is not None
+            return fn("size", exp.Filter(this=counted, expression=node.expression))
         return spark_function(node)
 
     def table(self, node: exp.Table) -> exp.Table:
