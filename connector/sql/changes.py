@@ -228,10 +228,11 @@ def top_n_sink_key(pipeline: Pipeline, insert: Insert, target: Table, report: Re
     """Flink writes a Top-N to a sink with a PRIMARY KEY only when that key is the Top-N's upsert key: its
     PARTITION BY columns and the rank, selected."""
     query = insert.query
-    positions = top_n_key(query, proctime_columns(pipeline, query)) if isinstance(query, exp.Select) else None
+    sink_names = insert.columns or [c.name for c in target.columns if c.persisted]
+    proctimes = proctime_columns(pipeline, query)
+    positions = top_n_key(query, proctimes, sink_names) if isinstance(query, exp.Select) else None
     if positions is None or not target.primary_key:
         return
-    sink_names = insert.columns or [c.name for c in target.columns if c.persisted]
     key = {sink_names[i].lower() for i in positions if i < len(sink_names)}
     if key != {k.lower() for k in target.primary_key}:
         shown = ", ".join(sorted(key)) or "none"

@@ -10,7 +10,7 @@ ranked subquery out as a view, as for deduplication, and the engine defines the 
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from sqlglot import exp
@@ -153,10 +153,13 @@ def is_top_n(outer: exp.Select, proctimes: Collection[str] = (), view: ViewQuery
     return False
 
 
-def top_n_key(outer: exp.Select, proctimes: Collection[str] = ()) -> set[int] | None:
+def top_n_key(
+    outer: exp.Select, proctimes: Collection[str] = (), star_columns: Sequence[str] = ()
+) -> set[int] | None:
     """The upsert key of a Top-N (`is_top_n`) as positions of `outer`'s columns: those selecting the PARTITION BY
     columns and the rank (not needed for a Top-1: one row per key), when all of them are selected; an empty set
-    when the rank or a key is not (Flink then has no upsert key); None for a query that is no Top-N."""
+    when the rank or a key is not (Flink then has no upsert key); None for a query that is no Top-N. A `SELECT *`
+    of the ranked rows passes every column on, named as in `star_columns` (its expansion, Nexmark q19)."""
     if not is_top_n(outer, proctimes):
         return None
     inner = outer.args["from_"].this.this
@@ -165,6 +168,9 @@ def top_n_key(outer: exp.Select, proctimes: Collection[str] = ()) -> set[int] | 
     where = outer.args.get("where")
     if rank_limit(where.this if where is not None else None, ranked.alias) != 1:
         wanted.add(ranked.alias.lower())
+    if any(isinstance(s, exp.Star) for s in outer.selects):
+        named = {i: name.lower() for i, name in enumerate(star_columns) if name.lower() in wanted}
+        return set(named) if set(named.values()) == wanted else set()
     found = {
         i: s.unalias().name.lower()
         for i, s in enumerate(outer.selects)

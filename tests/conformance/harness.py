@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import nexmark_cases as nexmark
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from connector.dev import broker, postgres
@@ -61,6 +62,8 @@ class Case:
 
     @classmethod
     def load(cls, name: str) -> Case:
+        if name in nexmark.NAMES:  # built from Nexmark's own queries and generator (`nexmark`)
+            return cls(name, nexmark.sql(name), nexmark.inputs(), {})
         path = CASES / f"{name}.input.jsonl"
         lines = path.read_text().splitlines() if path.exists() else []
         entries = [json.loads(line) for line in lines if line.strip()]
