@@ -562,6 +562,25 @@ CASES = [
         ("Column 'city' not found in table 'addr'", "Columns: id, amount."),
     ),
     Case(
+        "aggregate-of-an-updating-aggregate",
+        kafka(columns="id BIGINT, amount DOUBLE")
+        + "CREATE TABLE output (id BIGINT, amount DOUBLE, PRIMARY KEY (id) NOT ENFORCED) "
+        "WITH ('connector' = 'print');\n"
+        + f"INSERT INTO {MARK}output SELECT id, AVG(m) FROM (SELECT id, MAX(amount) AS m FROM orders GROUP BY id) "
+        "GROUP BY id;\n",
+        "aggregate-input",
+        ("which updates its rows", "Aggregate per window"),
+    ),
+    Case(
+        "window-by-processing-time",
+        kafka(columns="id BIGINT, amount DOUBLE, pt AS PROCTIME()")
+        + "CREATE TABLE output (id BIGINT, amount DOUBLE) WITH ('connector' = 'print');\n"
+        + f"INSERT INTO {MARK}output SELECT id, SUM(amount) FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(pt), "
+        "INTERVAL '10' SECOND)) GROUP BY id, window_start, window_end;\n",
+        "proctime-window",
+        ("TUMBLE over DESCRIPTOR(pt), a processing-time attribute", "by event time only"),
+    ),
+    Case(
         "min-over-upsert-kafka-source",
         kafka(
             columns="id BIGINT, amount DOUBLE, PRIMARY KEY (id) NOT ENFORCED",

@@ -17,7 +17,7 @@ from connector.sql.over import groups_rows, has_over
 from connector.sql.retractions import aggregated_changelog, retraction_problem
 from connector.sql.rewriting import TranspileError, flink_sql
 from connector.sql.top_n import is_top_n, top_n_key
-from connector.sql.windowed_rows import ViewQuery, no_views, windowed_rows
+from connector.sql.windowed_rows import ViewQuery, no_views, propagated_window, windowed_rows
 
 Report = Callable[[str, str], None]  # (code, message) of an error at the INSERT
 
@@ -47,6 +47,8 @@ def is_windowed(select: exp.Select, view: ViewQuery = no_views) -> bool:
     `view`), or by a legacy group window."""
     from_ = select.args.get("from_")
     if from_ is not None and windowed_rows(from_.this, view) is not None:
+        return True
+    if propagated_window(select, view) is not None:  # a window aggregate's windows, aggregated again
         return True
     group = select.args.get("group")
     legacy = ("TUMBLE", "HOP", "SESSION")
@@ -222,6 +224,64 @@ def over_input(pipeline: Pipeline, insert: Insert, report: Report) -> None:
                         "Top-N). OVER aggregates need a stream of inserts: aggregate over a window TVF first.",
                     )
                     return
+
+
+def aggregate_input(pipeline: Pipeline, insert: Insert, report: Report) -> None:
+    """An aggregate outside a window over a query that updates its rows (an aggregate, a Top-N): Flink retracts
+    the inner results as they change; Spark streams one aggregation of updates per query, and kafka-sql's changelog
+    operator takes retractions from a CDC table only, so this refuses it (Nexmark q4) rather than fail in Spark."""
+    def view(name: str) -> exp.Expr | None:
+        found = pipeline.view(name)
+        return found.query if found is not None else None
+
+    for query in queries_read(pipeline, insert.query):
+        for select in query.find_all(exp.Select):
+            if not is_updating_aggregate(select, view):
+                continue
+            from_ = select.args.get("from_")
+            relations = [from_.this] if from_ is not None else []
+            relations += [j.this for j in select.args.get("joins") or []]
+            for relation in relations:
+                if produces_updates(pipeline, exp.select("*").from_(relation.copy())):
+                    report(
+                        "aggregate-input",
+                        f"This GROUP BY aggregates {flink_sql(relation)[:80]}, which updates its rows (an aggregate "
+                        "outside a window, or a Top-N). Flink retracts the old results as they change; Spark streams "
+                        "one aggregation of updates per query, and kafka-sql retracts only the rows of a CDC-format "
+                        "table. Aggregate per window (a window TVF) inside, or write the inner aggregate to an "
+                        "upsert-kafka table and aggregate that table in another pipeline.",
+                    )
+                    return
+
+
+def processing_time_windows(pipeline: Pipeline, insert: Insert, report: Report) -> None:
+    """A window TVF over a processing-time attribute (Nexmark q12): Spark closes windows by a watermark, which a
+    processing-time attribute has not, so its aggregate would never append; refused, saying so."""
+    for query in queries_read(pipeline, insert.query):
+        for tvf in query.find_all(WindowTVF):
+            timecol = tvf.args.get("timecol")
+            if timecol is None or not _is_proctime(pipeline, tvf, timecol.name):
+                continue
+            report(
+                "proctime-window",
+                f"{str(tvf.args.get('kind')).upper()} over DESCRIPTOR({timecol.name}), a processing-time attribute "
+                "(PROCTIME()): kafka-sql runs windows by event time only (Spark closes a window when the "
+                "watermark passes it). Window by an event-time attribute: a column with a WATERMARK.",
+            )
+            return
+
+
+def _is_proctime(pipeline: Pipeline, tvf: WindowTVF, name: str) -> bool:
+    """Whether `name` is a PROCTIME() attribute of the TVF's input: a computed column or a view's projection."""
+    if name.lower() in {p.lower() for p in proctime_columns(pipeline, exp.select("*").from_(tvf.this.copy()))}:
+        return True
+    for query in queries_read(pipeline, exp.select("*").from_(tvf.this.copy())):
+        for projection in query.find_all(exp.Alias):
+            value = projection.this
+            named = projection.alias.lower() == name.lower()
+            if named and isinstance(value, exp.Anonymous) and value.name.upper() == "PROCTIME":
+                return True
+    return False
 
 
 def top_n_sink_key(pipeline: Pipeline, insert: Insert, target: Table, report: Report) -> None:

@@ -45,7 +45,7 @@ from connector.sql.temporal import TemporalJoin
 from connector.sql.temporal import extract as extract_temporal
 from connector.sql.window_joins import is_window_join, rewrite_window_joins
 from connector.sql.window_ranking import rewrite_window_ranking
-from connector.sql.windowed_rows import expose_windows
+from connector.sql.windowed_rows import expose_aggregated_windows, expose_windows
 from connector.sql.windows import rewrite_group_windows, rewrite_window_tvfs
 
 
@@ -218,6 +218,7 @@ class _Rewriter:
                 rewrite_window_joins(select)
             for select in list(tree.find_all(exp.Select)):
                 expose_windows(select)
+                expose_aggregated_windows(select)
             for select in list(tree.find_all(exp.Select)):
                 if any(select.root() is over.select for over in overs):
                     continue  # cut out into an OVER aggregation's view: transpiled on its own below

@@ -500,6 +500,8 @@ class _Checker:
         changes.changelog_sources(self.pipeline, insert, changelogs, writes_changes, report)
         changes.top_n_sink_key(self.pipeline, insert, target, report)
         changes.over_input(self.pipeline, insert, report)
+        changes.aggregate_input(self.pipeline, insert, report)
+        changes.processing_time_windows(self.pipeline, insert, report)
         for ref in insert.query.find_all(exp.Table):
             problem = lookup_problem(self.pipeline, ref) if is_lookup(ref, self.pipeline) else None
             if is_versioned(ref, self.pipeline):

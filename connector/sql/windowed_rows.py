@@ -13,8 +13,9 @@ from collections.abc import Callable
 from sqlglot import exp
 
 from connector.sql.expressions import WindowTVF
+from connector.sql.intervals import duration_literal
 from connector.sql.over import groups_rows
-from connector.sql.rewriting import col
+from connector.sql.rewriting import col, fn
 from connector.sql.windows import HIDDEN_WINDOW
 
 ViewQuery = Callable[[str], exp.Expr | None]  # a view's query by name, None for anything else
@@ -63,6 +64,36 @@ def window_aggregate(source: exp.Expr, view: ViewQuery = no_views) -> exp.Select
     return aggregate if {"window_start", "window_end"} <= grouped else None
 
 
+def window_names(aggregate: exp.Select) -> dict[str, str]:
+    """The names a window aggregate's SELECT gives window_start and window_end (lower case): `window_start AS
+    starttime` -> {'starttime': 'window_start'}."""
+    names: dict[str, str] = {}
+    for projection in aggregate.selects:
+        value = projection.unalias()
+        if isinstance(value, exp.Column) and value.name.lower() in ("window_start", "window_end"):
+            names[projection.alias_or_name.lower()] = value.name.lower()
+    return names
+
+
+def propagated_window(select: exp.Select, view: ViewQuery = no_views) -> tuple[exp.Select, WindowTVF] | None:
+    """The TUMBLE or HOP window aggregate (and its TVF) that `select` aggregates again per window, as Flink
+    propagates a window:
+    `select` groups by the columns its FROM (a subquery or view of that aggregate) selects as window_start and
+    window_end, under any names (Nexmark q5's `GROUP BY CountBids.starttime, CountBids.endtime`)."""
+    from_ = select.args.get("from_")
+    group = select.args.get("group")
+    if from_ is None or group is None or select.args.get("joins"):
+        return None
+    aggregate = window_aggregate(from_.this, view)
+    inner = aggregate.args.get("from_") if aggregate is not None else None
+    tvf = windowed_rows(inner.this, view) if inner is not None else None
+    if aggregate is None or tvf is None or str(tvf.args.get("kind")).upper() not in ("TUMBLE", "HOP"):
+        return None
+    names = window_names(aggregate)
+    grouped = {names.get(e.name.lower()) for e in group.expressions if isinstance(e, exp.Column)}
+    return (aggregate, tvf) if {"window_start", "window_end"} <= grouped else None
+
+
 def carry_window(item: exp.Expr) -> None:
     """Have each SELECT of the subquery `item` (windowed rows, `windowed_rows`) pass its rows' `__w` on."""
     levels = _levels(item, no_views)
@@ -89,3 +120,23 @@ def expose_windows(select: exp.Select) -> None:
         return
     carry_window(source)
     group.append("expressions", col(HIDDEN_WINDOW, source.alias or None))
+
+
+def expose_aggregated_windows(select: exp.Select) -> None:
+    """`select` aggregates a window aggregate per window again (`propagated_window`): the aggregate selects its
+    Spark window `__w` (by which it groups, `connector.sql.windows`) and `select` groups by a window of its time
+    too, so that Spark appends both when the windows close."""
+    found = propagated_window(select)
+    from_ = select.args.get("from_")
+    if found is None or from_ is None:
+        return
+    aggregate, tvf = found
+    if any(p.alias_or_name == HIDDEN_WINDOW for p in aggregate.selects):
+        return  # a window ranking of the aggregate groups by its window already (`connector.sql.window_ranking`)
+    aggregate.select(col(HIDDEN_WINDOW), copy=False)
+    # Spark's chained aggregation groups by a window over the first one's window_time: a tumbling window of the
+    # TVF's slide holds exactly one of its windows' times (each window ends on a multiple of the slide)
+    slide = tvf.args.get("slide") if str(tvf.args.get("kind")).upper() == "HOP" else tvf.args.get("size")
+    assert slide is not None
+    regroup = fn("window", fn("window_time", col(HIDDEN_WINDOW, from_.this.alias or None)), duration_literal(slide))
+    select.args["group"].append("expressions", regroup)

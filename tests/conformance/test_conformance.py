@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import nexmark_cases as nexmark
 import pytest
 import table
 from harness import Case, case_names
@@ -21,7 +22,13 @@ from connector.entrypoints import cli
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-CASES = case_names()
+# Nexmark's queries join the cases where its sources are at hand (../shared/nexmark, or NEXMARK_DIR)
+CASES = case_names() + (nexmark.NAMES if nexmark.available() else [])
+
+
+def test_nexmark_sources_are_at_hand() -> None:
+    if not nexmark.available():
+        pytest.skip(f"Nexmark's queries are not at {nexmark.QUERIES} (set NEXMARK_DIR): its cases cannot be built")
 
 
 def test_every_case_has_flink_output() -> None:
