@@ -176,6 +176,19 @@ def test_client_properties_pass_through_untyped() -> None:
     assert properties["bootstrap.servers"] == "localhost:9092" and properties["max.poll.records"] == "50"
 
 
+def test_an_old_scala_client_setting_is_a_warning_and_reaches_no_client() -> None:
+    """Flink passes 'properties.zookeeper.connect' on and Kafka's Java clients ignore it; librdkafka would refuse
+    it, so it is dropped, with a warning saying it does nothing."""
+    table = make_table({**KAFKA, "properties.zookeeper.connect": "localhost:2181"})
+    [d] = validate_table(table)
+    assert (d.severity, d.code) == ("warning", "ignored-property")
+    assert "'properties.zookeeper.connect' is a setting of Kafka's old Scala clients" in d.message
+    from connector.connectors.kafka.settings import SourceSettings
+
+    options = {**KAFKA, "properties.zookeeper.connect": "localhost:2181", "topic": "t"}
+    assert "zookeeper.connect" not in SourceSettings.from_options(options).client_config("reader")
+
+
 def test_a_sasl_mechanism_librdkafka_lacks_is_reported_at_validate() -> None:
     """Kafka's default mechanism is GSSAPI (Kerberos), which this librdkafka build does not have."""
     [d] = validate_table(make_table({**KAFKA, "properties.security.protocol": "SASL_SSL"}))

@@ -122,6 +122,8 @@ class _Checker:
     ) -> None:
         lowered = {n.lower() for n in names}
         for column in expr.find_all(exp.Column):
+            if no_paren_call(column) is not None:  # LOCALTIMESTAMP, CURRENT_TIMESTAMP: calls without parentheses
+                continue
             if column.name.lower() not in lowered and id(column) not in (reported or set()):
                 self.error(
                     self.pos_of(column, where),

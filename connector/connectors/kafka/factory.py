@@ -9,7 +9,7 @@ from datetime import timedelta
 from connector.connectors.kafka import describe
 from connector.connectors.kafka.java_properties import JAAS, librdkafka_properties, refused_property
 from connector.connectors.kafka.options import BOUNDED_MODES, STARTUP_MODES, KafkaOptions
-from connector.connectors.kafka.settings import NOT_CLIENT_PROPERTIES
+from connector.connectors.kafka.settings import IGNORED_PROPERTIES, NOT_CLIENT_PROPERTIES
 from connector.diagnostics import did_you_mean
 from connector.options.declarations import ResolvedOptions
 from connector.options.factory import Check, Factory, Format, FormatSlot
@@ -218,6 +218,14 @@ def _client_properties(check: Check) -> None:
     """'properties.*' that no Kafka client could use (a JAAS text that does not parse, a login module that needs a
     JVM, a store that does not open, a Java property librdkafka has no equivalent for) are an error here, not when
     the run connects (`java_properties`)."""
+    for key in check.table.options:
+        if key.startswith("properties.") and key[len("properties.") :] in IGNORED_PROPERTIES:
+            check.report(
+                "ignored-property",
+                f"'{key}' is a setting of Kafka's old Scala clients: Kafka's clients (Flink's, kafka-sql's) ignore it.",
+                position=check.table.option_position(key),
+                severity="warning",
+            )
     properties = {
         key[len("properties.") :]: value
         for key, value in check.table.options.items()

@@ -42,12 +42,21 @@ JAVA_ONLY_PROPERTIES = frozenset(
         "exclude.internal.topics",
     }
 )
+# Settings of Kafka's old Scala clients, which Kafka's Java clients ignore (with a log line) and Flink passes on:
+# dropped, and `validate` warns that they do nothing (`factory._client_properties`).
+IGNORED_PROPERTIES = frozenset(
+    {"zookeeper.connect", "zookeeper.connection.timeout.ms", "zookeeper.session.timeout.ms", "zookeeper.sync.time.ms"}
+)
 # Set by the source per client; the user's values are read into SourceSettings instead.
 MANAGED_PROPERTIES = frozenset({"group.id", "auto.offset.reset", "enable.auto.commit", "isolation.level"})
 # 'properties.*' no Kafka client of the project is given (sources and sinks alike): Flink's source options, the
 # Java-only ones, what the source manages per client, and Java's serializer classes.
 NOT_CLIENT_PROPERTIES = (
-    FLINK_SOURCE_PROPERTIES | JAVA_ONLY_PROPERTIES | MANAGED_PROPERTIES | {"key.serializer", "value.serializer"}
+    FLINK_SOURCE_PROPERTIES
+    | JAVA_ONLY_PROPERTIES
+    | IGNORED_PROPERTIES
+    | MANAGED_PROPERTIES
+    | {"key.serializer", "value.serializer"}
 )
 # Set by kafka-sql's engine, never by users: the value fields the reader decodes from JSON (`json_arrow`), and the
 # optional columns (`records.OPTIONAL_COLUMNS`, comma-separated) the reader produces (default: all).
@@ -235,7 +244,7 @@ def _client_properties(properties: Mapping[str, str]) -> dict[str, str]:
     passed = {
         key: value
         for key, value in properties.items()
-        if key not in FLINK_SOURCE_PROPERTIES | JAVA_ONLY_PROPERTIES | MANAGED_PROPERTIES
+        if key not in FLINK_SOURCE_PROPERTIES | JAVA_ONLY_PROPERTIES | IGNORED_PROPERTIES | MANAGED_PROPERTIES
     }
     try:
         return librdkafka_properties(passed)
