@@ -891,6 +891,29 @@ def test_statements_without_effect_are_warned_about(tmp_path: Path, capsys: pyte
     assert found == [(line, column, "warning", "ignored-statement") for line, column in ((2, 1), (3, 1), (4, 3))]
 
 
+def test_a_select_alone_is_checked_as_flink_checks_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Flink's SQL client runs a SELECT alone, so it refuses one that reads a table the file never created or
+    calls an undeclared function; kafka-sql checks it likewise and warns that it does not run it."""
+    path = tmp_path / "pipeline.sql"
+    path.write_text(
+        kafka() + "SELECT id FROM orders;\nSELECT * FROM clicks;\nSELECT id, nope(amount) FROM orders;\n",
+        encoding="utf-8",
+    )
+    first = kafka().count("\n") + 1
+
+    assert main(["validate", str(path), "--format", "json"]) == 1
+
+    diagnostics = json.loads(capsys.readouterr().out)["diagnostics"]
+    found = [(d["line"], d["severity"], d["code"]) for d in diagnostics]
+    assert found == [
+        (first, "warning", "select-not-run"),
+        (first + 1, "warning", "select-not-run"),
+        (first + 1, "error", "unknown-table"),
+        (first + 2, "warning", "select-not-run"),
+        (first + 2, "error", "unknown-function"),
+    ]
+
+
 def test_alter_table_reset_restores_defaults(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The misspelt key SET adds is removed by RESET, so the file validates; 'connector' cannot be reset."""
     path = tmp_path / "pipeline.sql"

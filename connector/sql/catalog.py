@@ -132,6 +132,14 @@ class Insert:
 
 
 @dataclass
+class TopLevelQuery:
+    """A `SELECT` standing alone, which Flink's SQL client runs to the terminal: validated here, not run."""
+
+    query: exp.Query
+    position: Position
+
+
+@dataclass
 class Setting:
     key: str
     value: str
@@ -162,6 +170,7 @@ class Pipeline:
     tables: dict[str, Table] = field(default_factory=dict)  # keyed by lower-cased name
     views: dict[str, View] = field(default_factory=dict)
     inserts: list[Insert] = field(default_factory=list)
+    queries: list[TopLevelQuery] = field(default_factory=list)  # top-level SELECTs
     settings: dict[str, Setting] = field(default_factory=dict)
     functions: dict[str, Function] = field(default_factory=dict)  # keyed by lower-cased name
 

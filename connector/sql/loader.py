@@ -30,6 +30,7 @@ from connector.sql.catalog import (
     Pipeline,
     Setting,
     Table,
+    TopLevelQuery,
     View,
     Watermark,
 )
@@ -120,6 +121,9 @@ class _Loader:
         if isinstance(node, exp.Insert):
             self.insert(node, where, None)
             return
+        if isinstance(node, exp.Query):
+            self.top_level_query(node, where)
+            return
         if isinstance(node, exp.Drop):
             self.drop(node, where)
             return
@@ -127,6 +131,20 @@ class _Loader:
             self.alter(node, where)
             return
         self.ignored(node, where)
+
+    def top_level_query(self, node: exp.Query, where: Position) -> None:
+        """A SELECT alone: Flink's SQL client shows its rows; here it is validated as an INSERT's query is (so a
+        table it names must exist, as Flink requires) and not run, which a warning says."""
+        self.pipeline.queries.append(TopLevelQuery(node, where))
+        self.diagnostics.append(
+            Diagnostic.at(
+                where,
+                "select-not-run",
+                "A SELECT alone is checked as Flink checks it, but kafka-sql does not run it (Flink's SQL client "
+                "shows its rows): to see them, INSERT INTO a table WITH ('connector' = 'print').",
+                severity="warning",
+            )
+        )
 
     def ignored(self, node: exp.Expr, where: Position) -> None:
         """A statement that changes nothing a pipeline runs (SHOW, DESCRIBE, a bare SELECT, USE, functions)."""

@@ -567,6 +567,8 @@ def validate(pipeline: Pipeline, locate: Locate | None = None) -> list[Diagnosti
         target = pipeline.table(insert.target)
         if target is not None:
             sinks[target.name.lower()] = target
+    for top in pipeline.queries:  # a SELECT alone reads its tables as an INSERT's query does
+        sources.update((t.name.lower(), t) for t in changes.read_tables(pipeline, top.query))
     for table in sources.values():
         checker.diagnostics.extend(registry.validate_source(table))
     for table in {t.name.lower(): t for i in pipeline.inserts for t in lookup_tables(pipeline, i.query)}.values():
@@ -580,6 +582,10 @@ def validate(pipeline: Pipeline, locate: Locate | None = None) -> list[Diagnosti
         checker.output_columns(view.query, view.position)
     for insert in pipeline.inserts:
         checker.insert(insert)
+    for top in pipeline.queries:
+        if not checker.unsupported(top.query, top.position):
+            checker.calls(top.query, top.position)
+            checker.output_columns(top.query, top.position)
     checker.diagnostics.extend(expectations.check(pipeline, sinks, checker.locate))
     return sorted(checker.diagnostics, key=lambda d: (d.file, d.line, d.column))
 
