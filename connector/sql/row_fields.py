@@ -92,6 +92,8 @@ def resolve(reference: exp.Expr, relations: Sequence[tuple[str, Columns]]) -> Fi
             access, columns = FieldAccess(first, rest[0], tuple(rest[1:])), holder
         elif _lookup(holder, first.name) is not None:
             access, columns = FieldAccess(first, first, tuple(rest)), holder
+        elif len(rest) < 2:
+            return None  # `t.col` of an unknown column: the caller reports it as for any qualified column
         else:
             raise ResolutionError(
                 f"Column '{rest[0].name}' not found in table '{first.name}'."
