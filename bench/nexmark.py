@@ -89,9 +89,9 @@ def timed(engine: str, query: str, topic: str, bootstrap: str, work: Path, jars:
                           check=False)
     wall = time.time() - started
     if done.returncode != 0:
-        text = (done.stdout + done.stderr).splitlines()
-        causes = [line for line in text if line.startswith("Caused by:")]  # Flink's root cause is the last one
-        lines = causes or [line for line in text if "rror" in line]
+        output = (done.stdout + done.stderr).splitlines()
+        causes = [line for line in output if line.startswith("Caused by:")]  # Flink's root cause is the last one
+        lines = causes or [line for line in output if "rror" in line]
         raise RuntimeError(lines[-1][:300] if lines else done.stderr[-300:])
     return wall
 
