@@ -517,6 +517,11 @@ def test_streaming_cascaded_windows_keep_window_time_as_the_time_attribute(
         ("FROM_UNIXTIME(1586937900, 'yyyy/MM/dd')", "2020/04/15"),
         ("UNIX_TIMESTAMP('2020-04-15 08:05:00')", 1586937900),
         ("UNIX_TIMESTAMP('2020/04/15', 'yyyy/MM/dd')", 1586908800),
+        # Flink's SimpleDateFormat is lenient (month 13 is next January) and reads a prefix; Long.MIN_VALUE if none
+        ("UNIX_TIMESTAMP('2024/13/01 10:00:59', 'yyyy/MM/dd HH:mm')", 1735725600),
+        ("UNIX_TIMESTAMP('2024-01-15')", -(2**63)),
+        ("TO_DATE('2023-02-29')", None),
+        ("TO_DATE('2024-1-5 23:00')", dt.date(2024, 1, 5)),
         ("""JSON_VALUE('{"a": {"b": 1}}', '$.a.b')""", "1"),
         ("""JSON_VALUE('{"a": 1}', 'lax $.a' RETURNING INT)""", 1),
         # A missing member is empty in lax mode, an error in strict mode (Flink's default), as real Flink gives.

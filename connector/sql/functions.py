@@ -10,9 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-import sqlglot
 from sqlglot import exp
-from sqlglot.dialects.spark import Spark
 
 from connector.sql import (
     annotate,
@@ -64,7 +62,8 @@ def _convert(node: exp.Cast, target: exp.DataType, flink_type: str) -> exp.Expr:
             inner = exp.TryCast(this=node.this.copy(), to=decimal, safe=True)
             truncated = exp.TryCast(this=inner, to=node.args["to"].copy(), safe=True)
             return _when_type(node.this, "string", truncated, node.copy())
-        return node
+        parsed = _parsed_text(node, target)
+        return _when_type(node.this, "string", parsed, node.copy()) if parsed is not None else node
     if target.this in _TEXT_TYPES:
         complex_type = node.meta.get(annotate.COMPLEX_TEXT)
         if isinstance(complex_type, exp.DataType):
@@ -82,15 +81,31 @@ def _convert(node: exp.Cast, target: exp.DataType, flink_type: str) -> exp.Expr:
             exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null())),
             exp.Is(this=node.copy(), expression=exp.Null()),
         )
-        message = fn(
-            "concat",
-            exp.Literal.string("Cannot CAST '"),
-            value.copy(),
-            exp.Literal.string(f"' to {flink_type}: the text is not a valid {flink_type} (TRY_CAST gives NULL)."),
-        )
+        message = _cast_failure(value.copy(), flink_type)
         failing = exp.Case(ifs=[exp.If(this=bad, true=fn("raise_error", message))], default=node.copy())
-        return _when_type(value, "string", failing, node.copy())
+        parsed = _parsed_text(node, target, lambda text: fn("raise_error", _cast_failure(text, flink_type)))
+        return _when_type(value, "string", parsed if parsed is not None else failing, node.copy())
     return node
+
+
+def _cast_failure(value: exp.Expr, flink_type: str) -> exp.Expr:
+    """The message of Flink's failed CAST of text `value`."""
+    return fn(
+        "concat",
+        exp.Literal.string("Cannot CAST '"),
+        value,
+        exp.Literal.string(f"' to {flink_type}: the text is not a valid {flink_type} (TRY_CAST gives NULL)."),
+    )
+
+
+def _parsed_text(
+    node: exp.Cast, target: exp.DataType, failure: Callable[[exp.Expr], exp.Expr] | None = None
+) -> exp.Expr | None:
+    """Flink's CAST of non-literal text to a DATE or TIMESTAMP (`time_functions.text_cast`); None for other targets
+    and for literals, which Spark's CAST reads as Flink does."""
+    if isinstance(node.this, (exp.Literal, exp.Null)):
+        return None
+    return time_functions.text_cast(node, target, failure)
 
 
 _INTEGRAL_TYPES = {
@@ -143,15 +158,6 @@ def _to_timestamp_ltz(node: exp.Expr) -> exp.Expr:
     if precision not in functions:
         raise TranspileError("TO_TIMESTAMP_LTZ(n, precision) supports precision 0 (seconds), 3 (ms) or 6 (us).", node)
     return fn(functions[precision], value)
-
-
-def _to_timestamp(node: exp.Expr) -> exp.Expr:
-    """Flink returns NULL for text it cannot parse; Spark's ANSI to_timestamp would fail the query."""
-    args = call_args(node)
-    ntz = exp.DataType.build("TIMESTAMP_NTZ", dialect="spark")
-    if len(args) == 1:
-        return exp.TryCast(this=args[0], to=ntz, safe=True)
-    return exp.Cast(this=fn("try_to_timestamp", *args), to=ntz)
 
 
 def _json_path(path: exp.Expr) -> exp.Expr:
@@ -337,24 +343,6 @@ def _initcap(node: exp.Expr) -> exp.Expr:
     )
 
 
-_DEFAULT_TIMESTAMP_FORMAT = "yyyy-MM-dd HH:mm:ss"
-
-
-def _unix_timestamp(node: exp.Expr) -> exp.Expr:
-    """Flink's UNIX_TIMESTAMP(text [, format]) reads a fraction of seconds after the default format and gives
-    Long.MIN_VALUE for text it cannot parse; Spark's ANSI unix_timestamp fails the query."""
-    written = Spark().generator().format_time(node) if node.args.get("format") else None
-    text = sqlglot.parse_one(written, read="spark").name if written else _DEFAULT_TIMESTAMP_FORMAT
-    # Flink parses a prefix of the text (SimpleDateFormat): a fraction after the default format is read past.
-    fmt = exp.Literal.string(text + "[.SSS]" if text == _DEFAULT_TIMESTAMP_FORMAT else text)
-    parsed = fn("unix_timestamp", fn("try_to_timestamp", node.this.copy(), fmt))
-    unparsable = exp.Literal.number(-(2**63))
-    return exp.Case(
-        ifs=[exp.If(this=exp.Is(this=node.this.copy(), expression=exp.Null()), true=exp.Null())],
-        default=exp.Coalesce(this=parsed, expressions=[unparsable]),
-    )
-
-
 def _division(node: exp.Expr) -> exp.Expr:
     """Flink divides two integers as integers, truncating (10 / 4 = 2, -3 / 4 = 0), and fails on a zero
     divisor; the validator marks such divisions (`connector.sql.annotate`)."""
@@ -456,7 +444,6 @@ _FUNCTIONS: dict[str, Callable[[exp.Expr], exp.Expr]] = {
     "NOW": _current_timestamp,
     "CURRENT_ROW_TIMESTAMP": _current_timestamp,
     "TO_TIMESTAMP_LTZ": _to_timestamp_ltz,
-    "TO_TIMESTAMP": _to_timestamp,
     "JSON_VALUE": _json_value,
     "JSON_QUERY": _json_query,
     "JSON_EXISTS": _json_exists,
@@ -471,6 +458,7 @@ _FUNCTIONS: dict[str, Callable[[exp.Expr], exp.Expr]] = {
     **string_functions.FUNCTIONS,
     **flink_only_functions.FUNCTIONS,
     **json_constructors.FUNCTIONS,
+    **time_functions.FUNCTIONS,
     "REGEXP_EXTRACT": _regexp_extract,
     "ROW": _row,
 }
@@ -504,7 +492,6 @@ _NODES: dict[type[exp.Expr], Callable[[exp.Expr], exp.Expr]] = {
     exp.Greatest: _null_if_any_null,
     exp.Least: _null_if_any_null,
     exp.Initcap: _initcap,
-    exp.StrToUnix: _unix_timestamp,
     exp.Div: _division,
     exp.Exp: _math("exp"),
     exp.Ln: _math("log"),

@@ -1,5 +1,7 @@
-"""Flink's TIMESTAMPDIFF in months, quarters and years and EXTRACT of EPOCH, MILLISECOND and MICROSECOND, rewritten
-where Spark differs or has none (checked against Flink 2.3 by the conformance case `functions_edges_more`).
+"""Flink's TIMESTAMPDIFF in months, quarters and years, EXTRACT of EPOCH, MILLISECOND and MICROSECOND, and its
+parsing of date-time text (TO_TIMESTAMP, TO_DATE, UNIX_TIMESTAMP, CAST of text to DATE and TIMESTAMP), rewritten
+where Spark differs or has none (checked against Flink 2.3 by the conformance cases `functions_edges_more` and
+`time_parsing_edges`; the parsers are `connector.sql.time_parsing` and `connector.sql.time_patterns`).
 
 Flink counts the months from t1 to t2 as the most months that can be added to t1 (clamping to a month's last day,
 as ADD_MONTHS does) without passing t2: 2024-01-31 to 2024-02-29 is one month, which Spark's timestampdiff counts
@@ -11,9 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.spark import Spark
 
-from connector.sql.rewriting import fn
+from connector.sql import time_parsing, time_patterns, types
+from connector.sql.rewriting import call_args, fn
 
 _MONTHS_PER_UNIT = {"MONTH": 1, "QUARTER": 3, "YEAR": 12}
 _TIME_OF_DAY = exp.Literal.string("HH:mm:ss.SSSSSS")
@@ -76,7 +81,136 @@ def _extract(node: exp.Expr) -> exp.Expr:
     return node
 
 
+_NTZ = "TIMESTAMP_NTZ"
+_UNPARSED_SECONDS = -(2**63)  # DateTimeUtils.unixTimestamp of text it cannot parse: Long.MIN_VALUE
+# DateTimeUtils.parseDate(text, format) of it: the days of Long.MIN_VALUE ms, overflowed (+1705471-09-27)
+_UNPARSED_DAYS = 622_191_233
+
+
+def _pattern(value: exp.Expr | None) -> str | None:
+    """The text of a literal pattern, as written in Flink."""
+    return value.name if isinstance(value, exp.Literal) and value.is_string else None
+
+
+def _written_pattern(node: exp.Expr) -> str | None:
+    """The Java pattern a parsed UNIX_TIMESTAMP / TO_DATE was written with (sqlglot keeps it in its own notation;
+    Spark's notation is Java's)."""
+    if _pattern(node.args.get("format")) is None:
+        return None
+    return sqlglot.parse_one(Spark().generator().format_time(node) or "''", read="spark").name
+
+
+def to_timestamp(node: exp.Expr) -> exp.Expr:
+    """TO_TIMESTAMP(text): DateTimeUtils.parseTimestampData(text), milliseconds kept. TO_TIMESTAMP(text, pattern):
+    DateTimeUtils.parseTimestampData(text, pattern), DateTimeFormatter.ofPattern then java.sql.Timestamp.valueOf
+    (or java.sql.Date.valueOf); a pattern `time_patterns.java_time` does not compile, or one not written as a
+    literal, is read by Spark's to_timestamp instead of java.time's."""
+    args = call_args(node)
+    if len(args) == 1:
+        return time_parsing.flink_timestamp(args[0], 3)
+    text, pattern = args
+    written = _pattern(pattern)
+    compiled = time_patterns.java_time(written) if written is not None else None
+
+    def parsed(t: exp.Expr) -> exp.Expr:
+        if compiled is not None:
+            first = time_patterns.java_time_timestamp(t, compiled)
+        else:
+            first = exp.cast(fn("try_to_timestamp", t, pattern), exp.DataType.build(_NTZ, dialect="spark"))
+        return exp.Coalesce(this=first, expressions=[time_parsing.value_of(t.copy())])
+
+    return time_parsing.bind(text, "__text", parsed)
+
+
+def _simple_date_format(node: exp.Expr) -> time_patterns.Compiled | None:
+    written = _written_pattern(node)
+    return time_patterns.simple_date_format(written) if written is not None else None
+
+
+def _unless_null(text: exp.Expr, parsed: Callable[[exp.Expr], exp.Expr], unparsed: exp.Expr) -> exp.Expr:
+    """NULL for NULL text, else what `parsed` gives of it, `unparsed` when that is NULL."""
+
+    def body(t: exp.Expr) -> exp.Expr:
+        null = exp.Is(this=t, expression=exp.Null())
+        return exp.Case(
+            ifs=[exp.If(this=null, true=exp.Null())],
+            default=exp.Coalesce(this=parsed(t.copy()), expressions=[unparsed]),
+        )
+
+    return time_parsing.bind(text, "__text", body)
+
+
+def unix_timestamp(node: exp.Expr) -> exp.Expr:
+    """UNIX_TIMESTAMP(text [, pattern]): DateTimeUtils.unixTimestamp, SimpleDateFormat in the session time zone,
+    seconds truncated toward zero, Long.MIN_VALUE for text that does not parse. A pattern
+    `time_patterns.simple_date_format` does not compile is read by Spark's to_timestamp instead."""
+    compiled = _simple_date_format(node)
+    unparsed = exp.Literal.number(_UNPARSED_SECONDS)
+    if compiled is None:
+        fmt = exp.Literal.string(_written_pattern(node)) if _written_pattern(node) else node.args["format"]
+        return _unless_null(node.this, lambda t: fn("unix_timestamp", fn("try_to_timestamp", t, fmt.copy())), unparsed)
+
+    def seconds(t: exp.Expr) -> exp.Expr:
+        instant = time_parsing.session_instant(time_patterns.simple_date_format_millis(t, compiled))
+        return exp.IntDiv(this=instant, expression=exp.Literal.number(1000))
+
+    return _unless_null(node.this, seconds, unparsed)
+
+
+def to_date(node: exp.Expr) -> exp.Expr:
+    """TO_DATE(text): DateTimeUtils.parseDate(text). TO_DATE(text, pattern): DateTimeUtils.parseDate(text, pattern),
+    SimpleDateFormat in UTC, and the date Flink makes of Long.MIN_VALUE for text that does not parse. A pattern
+    `time_patterns.simple_date_format` does not compile is read by Spark's to_date."""
+    if node.args.get("format") is None:
+        return time_parsing.flink_date(node.this)
+    compiled = _simple_date_format(node)
+    if compiled is None:
+        return node
+
+    def day(t: exp.Expr) -> exp.Expr:
+        millis = time_patterns.simple_date_format_millis(t, compiled)
+        return fn("date_from_unix_date", fn("floor", exp.Div(this=millis, expression=exp.Literal.number(86_400_000))))
+
+    return _unless_null(node.this, day, fn("date_from_unix_date", exp.Literal.number(_UNPARSED_DAYS)))
+
+
+def text_cast(
+    node: exp.Cast, target: exp.DataType, failure: Callable[[exp.Expr], exp.Expr] | None = None
+) -> exp.Expr | None:
+    """Flink's CAST of text to `target`: to DATE DateTimeUtils.parseDate, to TIMESTAMP(p) and TIMESTAMP_LTZ(p)
+    DateTimeUtils.parseTimestampData(text, p), the latter in the session time zone (StringToDateCastRule,
+    StringToTimestampCastRule); None for other targets. Text that does not parse is NULL (TRY_CAST), or
+    `failure(text)` (CAST)."""
+    precision = types.timestamp_precision(target)
+    dated = target.this == exp.DataType.Type.DATE
+    if precision is None and not dated:
+        return None
+    local = target.this in (exp.DataType.Type.TIMESTAMPLTZ, exp.DataType.Type.TIMESTAMPTZ)
+
+    def parse(t: exp.Expr) -> exp.Expr:
+        if precision is None:
+            return time_parsing.flink_date(t)
+        value = time_parsing.flink_timestamp(t, precision)
+        return exp.cast(value, exp.DataType.build("TIMESTAMP", dialect="spark")) if local else value
+
+    def parsed(t: exp.Expr) -> exp.Expr:
+        if failure is None:
+            return parse(t)
+
+        def checked(p: exp.Expr) -> exp.Expr:
+            bad = exp.and_(exp.Is(this=p, expression=exp.Null()), exp.not_(exp.Is(this=t, expression=exp.Null())))
+            return exp.Case(ifs=[exp.If(this=bad, true=failure(t.copy()))], default=p.copy())
+
+        return time_parsing.bind(parse(t.copy()), "__parsed", checked)
+
+    return time_parsing.bind(node.this.copy(), "__cast", parsed)
+
+
+# Flink functions the parser leaves as plain calls, by name.
+FUNCTIONS: dict[str, Callable[[exp.Expr], exp.Expr]] = {"TO_TIMESTAMP": to_timestamp}
 NODES: dict[type[exp.Expr], Callable[[exp.Expr], exp.Expr]] = {
     exp.TimestampDiff: _timestampdiff,
     exp.Extract: _extract,
+    exp.StrToUnix: unix_timestamp,
+    exp.TsOrDsToDate: to_date,
 }

@@ -322,3 +322,28 @@ def read_topic(bootstrap: str, topic: str) -> list[list[Any]]:
 
 def case_names() -> list[str]:
     return sorted(p.name[: -len(".sql")] for p in CASES.glob("*.sql"))
+
+
+def differences(actual: dict[str, Any], expected: dict[str, Any]) -> str:
+    """What differs between two sinks' outputs, field by field where records are JSON objects in the same order:
+    a failed case then says which column of which record Flink wrote otherwise."""
+    lines: list[str] = []
+    for sink in sorted(set(actual) | set(expected)):
+        for kind in sorted(set(actual.get(sink, {})) | set(expected.get(sink, {}))):
+            ours, flinks = actual.get(sink, {}).get(kind, []), expected.get(sink, {}).get(kind, [])
+            if len(ours) != len(flinks):
+                lines.append(f"{sink}.{kind}: {len(ours)} records, Flink {len(flinks)}")
+            for index, (mine, theirs) in enumerate(zip(ours, flinks, strict=False)):
+                if mine == theirs:
+                    continue
+                try:
+                    a, b = json.loads(mine[-1]), json.loads(theirs[-1])
+                except (TypeError, ValueError):
+                    lines.append(f"{sink}.{kind}[{index}]: {mine!r}, Flink {theirs!r}")
+                    continue
+                if not (isinstance(a, dict) and isinstance(b, dict)) or mine[:-1] != theirs[:-1]:
+                    lines.append(f"{sink}.{kind}[{index}]: {mine!r}, Flink {theirs!r}")
+                    continue
+                for field in [f for f in {**a, **b} if a.get(f) != b.get(f)]:
+                    lines.append(f"{sink}.{kind}[{index}].{field}: {a.get(field)!r}, Flink {b.get(field)!r}")
+    return "\n".join(lines)

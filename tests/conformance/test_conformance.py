@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import nexmark_cases as nexmark
 import pytest
 import table
-from harness import Case, case_names
+from harness import Case, case_names, differences
 
 from connector.entrypoints import cli
 
@@ -76,4 +76,5 @@ def test_same_output_as_flink(
         return
     assert code == 0, captured.out + captured.err
 
-    assert case.outputs(kafka_bootstrap, variables, database) == expected["sinks"]
+    actual = case.outputs(kafka_bootstrap, variables, database)
+    assert actual == expected["sinks"], differences(actual, expected["sinks"])
