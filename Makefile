@@ -52,17 +52,17 @@ conformance-expected: setup $(FLINK_VENV)/.installed
 	FLINK_PYTHON=$(abspath $(FLINK_VENV)/bin/python) $(BIN)/python tests/conformance/record_flink.py $(CASES)
 	$(BIN)/python tests/conformance/table.py --readme
 
-# The words Flink's SQL parser reserves (connector/sql/flink_reserved.txt), asked of the parser of Flink's venv.
+# The words Flink's SQL parser reserves (connector/sql/dialect/flink_reserved.txt), asked of the parser of Flink's venv.
 flink-reserved: setup $(FLINK_VENV)/.installed
 	FLINK_PYTHON=$(abspath $(FLINK_VENV)/bin/python) $(BIN)/python tests/conformance/flink_reserved.py
 
-# The functions Flink's SQL validator resolves (connector/sql/flink_functions.txt), asked of Flink's venv.
+# The functions Flink's SQL validator resolves (connector/sql/dialect/flink_functions.txt), asked of Flink's venv.
 flink-functions: setup $(FLINK_VENV)/.installed
 	FLINK_PYTHON=$(abspath $(FLINK_VENV)/bin/python) $(BIN)/python tests/conformance/flink_functions.py
 
-# The Spark built-in functions `validate` knows (connector/sql/spark_functions.txt), after a Spark upgrade.
+# The Spark built-in functions `validate` knows (connector/sql/validate/spark_functions.txt), after a Spark upgrade.
 spark-functions: setup
-	$(BIN)/python -m connector.sql.known_functions
+	$(BIN)/python -m connector.sql.validate.calls
 
 bench: setup $(FLINK_VENV)/.installed
 	FLINK_PYTHON=$(abspath $(FLINK_VENV)/bin/python) $(BIN)/python bench/run_all.py

@@ -28,9 +28,9 @@ from typing import Any
 import fastavro
 from confluent_kafka import Producer
 
+from connector.catalog.loader import load_text
 from connector.dev import broker, registry
 from connector.formats.avro_schema import table_schema
-from connector.sql.loader import load_text
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))

@@ -39,7 +39,7 @@ from workspace import broker_workspace  # noqa: E402
 
 from connector.dev import broker  # noqa: E402
 from connector.dev.nexmark import NexmarkConfig, produce  # noqa: E402
-from connector.sql.templating import render_string  # noqa: E402
+from connector.sql.template.templating import render_string  # noqa: E402
 
 PARTITIONS = 4
 

@@ -15,7 +15,7 @@ _EXTENSION = ("install", "builder", "records_read")
 def udf(result_type: str) -> Any:
     """Declare the Flink SQL result type of a Python function for CREATE FUNCTION ... LANGUAGE PYTHON:
     `@connector.udf(result_type="DECIMAL(10, 2)")`."""
-    from connector.sql.python_functions import udf as declare
+    from connector.catalog.python_udfs import udf as declare
 
     return declare(result_type)
 
@@ -23,7 +23,7 @@ def udf(result_type: str) -> Any:
 def udtf(result_types: str | list[str]) -> Any:
     """Declare a Python generator a table function for LATERAL TABLE, with the Flink SQL types of its columns:
     `@connector.udtf(result_types=["STRING", "INT"])`."""
-    from connector.sql.python_functions import udtf as declare
+    from connector.catalog.python_udfs import udtf as declare
 
     return declare(result_types)
 

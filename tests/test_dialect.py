@@ -8,9 +8,9 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-import connector.sql.dialect  # noqa: F401  (registers read="flink")
-from connector.sql.expressions import Explain, MetadataColumnConstraint, Reset, StatementSet, WindowTVF
-from connector.sql.statements import reset_of, setting_of, table_option_hints
+import connector.sql.dialect.flink  # noqa: F401  (registers read="flink")
+from connector.sql.dialect.expressions import Explain, MetadataColumnConstraint, Reset, StatementSet, WindowTVF
+from connector.sql.dialect.statements import reset_of, setting_of, table_option_hints
 
 
 def parse(sql: str) -> exp.Expr:

@@ -12,14 +12,14 @@ import pytest
 import sqlglot
 from sqlglot.errors import ParseError
 
+from connector.catalog.loader import load_text
 from connector.diagnostics import PipelineError
 from connector.entrypoints.cli import main
 from connector.quality import expectations
 from connector.quality.gate import QualityGate
 from connector.quality.rules import COLUMN_VALUE_TYPES, INLINE_TYPE, Rule
 from connector.quality.suite import gx_context as ephemeral_context
-from connector.sql.expressions import ExpectConstraint
-from connector.sql.loader import load_text
+from connector.sql.dialect.expressions import ExpectConstraint
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 
+from connector.catalog.model import Column, ColumnKind, Table
 from connector.connectors.datagen.factory import DatagenOptions
 from connector.connectors.filesystem.factory import FilesystemOptions
 from connector.connectors.kafka.options import KafkaOptions
@@ -22,7 +23,6 @@ from connector.connectors.registry import (
 from connector.diagnostics import Diagnostic, Position
 from connector.formats import registry as format_registry
 from connector.options.factory import Format
-from connector.sql.catalog import Column, ColumnKind, Table
 
 FILE = "pipeline.sql"
 Metadata = tuple[str, str, str | None, bool]  # name, type, FROM key (None: the name), VIRTUAL

@@ -21,13 +21,13 @@ from pyspark.errors import PySparkException, StreamingQueryException
 from pyspark.sql import Observation, Row
 from pyspark.sql import functions as F
 
+from connector.catalog.loader import load_text
+from connector.catalog.model import Table
 from connector.connectors.kafka.reading import kafka_rows
 from connector.connectors.kafka.records import SCHEMA
 from connector.connectors.reading import source_dataframe
 from connector.diagnostics import PipelineError
 from connector.formats.payload import PayloadFormat, encode
-from connector.sql.catalog import Table
-from connector.sql.loader import load_text
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

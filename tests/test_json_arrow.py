@@ -15,14 +15,14 @@ import pytest
 from pyspark.errors import PySparkException
 from pyspark.sql import Observation
 
+from connector.catalog.loader import load_text
+from connector.catalog.model import Table
 from connector.connectors.kafka.reading import kafka_rows, read
 from connector.connectors.kafka.records import DECODED_VALUE, source_schema
 from connector.connectors.kafka.settings import VALUE_JSON_FIELDS
 from connector.connectors.kafka.source import KafkaSource
 from connector.formats import json_arrow
 from connector.formats.payload import PayloadFormat
-from connector.sql.catalog import Table
-from connector.sql.loader import load_text
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

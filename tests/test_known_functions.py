@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from connector.sql.flink_functions import FLINK_FUNCTIONS_FILE, flink_functions
+from connector.sql.dialect.flink_functions import FLINK_FUNCTIONS_FILE, flink_functions
 from connector.sql.frontend import compile_file
-from connector.sql.known_functions import FLINK_INSTEAD, SPARK_FUNCTIONS_FILE, listed, spark_functions
+from connector.sql.validate.calls import FLINK_INSTEAD, SPARK_FUNCTIONS_FILE, listed, spark_functions
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -53,7 +53,7 @@ def test_flink_functions_the_transpiler_maps_and_declared_python_functions_are_k
 
 
 def test_the_list_of_spark_functions_is_the_pinned_sparks(spark: SparkSession) -> None:
-    # `python -m connector.sql.known_functions` rewrites the file after a Spark upgrade.
+    # `python -m connector.sql.validate.calls` rewrites the file after a Spark upgrade.
     assert SPARK_FUNCTIONS_FILE.read_text().split() == listed(spark)
 
 

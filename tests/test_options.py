@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from connector.catalog.model import Column, ColumnKind, Table
 from connector.connectors import registry
 from connector.connectors.kafka.options import KafkaOptions
 from connector.connectors.registry import format_options, resolve, validate_table
@@ -16,7 +17,6 @@ from connector.formats.json import JsonOptions
 from connector.options.metadata import castable, parse_flink_type
 from connector.options.reference import render_markdown
 from connector.options.types import BOOLEAN, CHAR, DURATION, ENUM, INT, LIST, LONG, MEMORY_SIZE
-from connector.sql.catalog import Column, ColumnKind, Table
 
 FILE = "pipeline.sql"
 KAFKA = {

@@ -9,9 +9,9 @@ import pytest
 from sqlglot import exp
 
 from connector.diagnostics import Diagnostic, PipelineError
-from connector.sql.expressions import StatementSet
-from connector.sql.parsing import ParsedStatement, node_position, parse_script
-from connector.sql.statements import setting_of, table_option_hints
+from connector.sql.dialect.expressions import StatementSet
+from connector.sql.dialect.script import ParsedStatement, node_position, parse_script
+from connector.sql.dialect.statements import setting_of, table_option_hints
 
 SCRIPT = """-- Orders pipeline
 SET 'execution.checkpointing.interval' = '10s';

@@ -12,6 +12,8 @@ from pyspark.sql import Column, Observation
 from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, StringType
 
+from connector.catalog.loader import load_text
+from connector.catalog.model import Table
 from connector.connectors import registry
 from connector.connectors.kafka.reading import kafka_rows
 from connector.connectors.kafka.records import SCHEMA
@@ -21,8 +23,6 @@ from connector.options.declarations import ConfigOption
 from connector.options.factory import Format
 from connector.options.reference import render_markdown
 from connector.options.types import STRING
-from connector.sql.catalog import Table
-from connector.sql.loader import load_text
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

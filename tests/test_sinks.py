@@ -20,10 +20,10 @@ from confluent_kafka import Consumer, TopicPartition
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import functions as F
 
+from connector.catalog.loader import load_text
+from connector.catalog.model import Table
 from connector.connectors import reading, writing
 from connector.runtime.hadoop_fs import HadoopFs
-from connector.sql.catalog import Table
-from connector.sql.loader import load_text
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Row, SparkSession

@@ -9,10 +9,10 @@ import pytest
 import sqlglot
 from sqlglot.errors import ParseError
 
-import connector.sql.dialect  # noqa: F401  (registers read="flink")
+import connector.sql.dialect.flink  # noqa: F401  (registers read="flink")
 from connector.diagnostics import Diagnostic, PipelineError
-from connector.sql.templating import BUNDLED_TEMPLATES, RenderedFile, render, render_string
-from connector.sql.variables import load_vars_file, parse_var_args
+from connector.sql.template.templating import BUNDLED_TEMPLATES, RenderedFile, render, render_string
+from connector.sql.template.variables import load_vars_file, parse_var_args
 
 VARS = {"brokers": "localhost:9092", "topic": "orders"}
 

@@ -25,10 +25,10 @@ from pyspark.sql import types as T
 from pyspark.sql.streaming import StreamingQuery
 from sqlglot import exp
 
-from connector.sql import dialect
-from connector.sql.intervals import spark_duration, watermark_delay
-from connector.sql.rewriting import TranspileError
-from connector.sql.transpile import to_spark_query, to_spark_sql, transpile
+from connector.planning.transpile import to_spark_query, to_spark_sql, transpile
+from connector.sql.dialect.flink import Flink
+from connector.sql.rewrite.intervals import spark_duration, watermark_delay
+from connector.sql.rewrite.nodes import TranspileError
 
 BID = [
     ("2020-04-15 08:05:00", "4.00", "C", "supplier1"),
@@ -49,7 +49,7 @@ ITEM_BID = [
 
 
 def parse(flink_sql: str) -> exp.Query:
-    query = sqlglot.parse_one(flink_sql, read=dialect.Flink)
+    query = sqlglot.parse_one(flink_sql, read=Flink)
     assert isinstance(query, exp.Query)
     return query
 
@@ -664,11 +664,11 @@ def test_the_callers_tree_is_left_unchanged() -> None:
     query = parse(
         "SELECT SPLIT_INDEX(s, '.', 0), arr[1] FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' MINUTE))"
     )
-    before = query.sql(dialect=dialect.Flink)
+    before = query.sql(dialect=Flink)
 
     transpile(query)
 
-    assert query.sql(dialect=dialect.Flink) == before
+    assert query.sql(dialect=Flink) == before
 
 
 # -- durations and watermarks ------------------------------------------------------------------------------
@@ -788,7 +788,7 @@ def test_unsupported_constructs_are_reported_at_their_node(flink_sql: str, messa
     assert node is not None
     assert node.meta.get("line") is not None or any(n.meta.get("line") for n in node.walk())
     if construct is not None:
-        assert node.sql(dialect=dialect.Flink) == construct
+        assert node.sql(dialect=Flink) == construct
 
 
 def test_window_time_column_must_be_the_watermarked_attribute() -> None:
@@ -798,7 +798,7 @@ def test_window_time_column_must_be_the_watermarked_attribute() -> None:
         transpile(query, watermarks={"bid": "bidtime"})
 
     assert caught.value.node is not None
-    assert caught.value.node.sql(dialect=dialect.Flink) == "proc"
+    assert caught.value.node.sql(dialect=Flink) == "proc"
 
 
 def test_batch_mode_keeps_over_windows_and_distinct_aggregates() -> None:
@@ -863,7 +863,7 @@ def test_rankings_spark_cannot_run_are_refused(
 def test_an_argument_sparks_generator_would_drop_is_an_error_not_a_log_line() -> None:
     """sqlglot's Spark generator logs and drops what Spark cannot express (TRUNCATE's decimals, before kafka-sql
     rewrote it, became CAST(x AS BIGINT) with a log line); the transpiler refuses such a tree instead."""
-    from connector.sql.transpile import spark_sql
+    from connector.planning.transpile import spark_sql
 
     dropped = exp.select(exp.Trunc(this=exp.column("x"), decimals=exp.Literal.number(2))).from_("t")
     with pytest.raises(TranspileError, match=r"cannot run on Spark as written: .*decimals"):

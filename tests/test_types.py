@@ -7,8 +7,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 from sqlglot import exp
 
-from connector.sql import dialect
-from connector.sql.types import (
+from connector.catalog.types import (
     CastSupport,
     TypeMappingError,
     cast_support,
@@ -16,10 +15,11 @@ from connector.sql.types import (
     spark_type,
     spark_type_ddl,
 )
+from connector.sql.dialect.flink import Flink
 
 
 def flink(type_sql: str) -> exp.DataType:
-    return exp.DataType.build(type_sql, dialect=dialect.Flink)
+    return exp.DataType.build(type_sql, dialect=Flink)
 
 
 @pytest.mark.parametrize(

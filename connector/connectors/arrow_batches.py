@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from connector.catalog.types import flink_sql, type_root
 from connector.options.factory import Check
-from connector.sql.types import flink_sql, type_root
 
 if TYPE_CHECKING:  # the factories import this module for `table_types`; `validate` needs neither Spark nor Arrow
     import pyarrow as pa

@@ -34,12 +34,12 @@ from pyspark.sql.types import (
     DataType,
 )
 
+from connector.catalog.model import DELETED_COLUMN, UPDATE_AFTER_COLUMN, UPDATE_BEFORE_COLUMN, ColumnKind, Table
+from connector.catalog.model import Column as TableColumn
+from connector.catalog.types import spark_type
 from connector.connectors import END_OF_INPUT_OFFSET as END_OF_INPUT_OFFSET  # re-exported: the decoding names it
 from connector.connectors import registry
 from connector.diagnostics import Diagnostic, PipelineError
-from connector.sql.catalog import DELETED_COLUMN, UPDATE_AFTER_COLUMN, UPDATE_BEFORE_COLUMN, ColumnKind, Table
-from connector.sql.catalog import Column as TableColumn
-from connector.sql.types import spark_type
 
 T = TypeVar("T")
 TOPIC, PARTITION, OFFSET, DELETED = "__topic", "__partition", "__offset", DELETED_COLUMN

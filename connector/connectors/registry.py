@@ -12,11 +12,11 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
+from connector.catalog.model import Column, Table
 from connector.diagnostics import Diagnostic, PipelineError, did_you_mean
 from connector.options.declarations import ResolvedOptions
 from connector.options.factory import CONNECTOR_KEY, Check, Factory, Format, FormatSlot, resolve_format
 from connector.options.metadata import check_sink_metadata
-from connector.sql.catalog import Column, Table
 
 BUILTIN = ("kafka", "upsert_kafka", "filesystem", "datagen", "print", "blackhole", "jdbc", "delta", "iceberg")
 _registered: dict[str, Factory] = {}

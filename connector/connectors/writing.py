@@ -41,10 +41,10 @@ from typing import Protocol, runtime_checkable
 from pyspark.sql import DataFrame
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
+from connector.catalog.model import Column as TableColumn
+from connector.catalog.model import Table
 from connector.connectors import registry
 from connector.diagnostics import Diagnostic, PipelineError
-from connector.sql.catalog import Column as TableColumn
-from connector.sql.catalog import Table
 
 DELETED = "__deleted"
 

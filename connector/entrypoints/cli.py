@@ -17,8 +17,8 @@ from rich.console import Console
 
 from connector import __version__
 from connector.diagnostics import SHOWN_PER_FILE, Diagnostic, PipelineError, diagnostics_json, print_diagnostics
-from connector.sql import templating
-from connector.sql.variables import load_vars_file, parse_var_args
+from connector.sql.template import templating
+from connector.sql.template.variables import load_vars_file, parse_var_args
 
 EXIT_OK = 0
 EXIT_ERRORS = 1
@@ -394,7 +394,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except Exception as error:
         from connector.dev.broker import BrokerError
-        from connector.sql.parsing import CompiledSqlglotError
+        from connector.sql.dialect.script import CompiledSqlglotError
 
         if isinstance(error, BrokerError):
             err.print(f"broker: {error}", markup=False)

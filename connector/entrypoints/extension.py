@@ -65,6 +65,9 @@ from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructField, StructType
 from sqlglot import exp
 
+from connector.catalog.loader import load_text
+from connector.catalog.model import Pipeline, Table
+from connector.catalog.types import spark_type
 from connector.connectors import registry
 from connector.diagnostics import Diagnostic, PipelineError
 from connector.planning.plan import PipelinePlan, QueryPlan, build
@@ -72,14 +75,12 @@ from connector.runtime import engine
 from connector.runtime.python_launcher import cannot_import_connector, python_executable
 from connector.runtime.runner import stop_cleanly
 from connector.runtime.session import FLINK_SQL_CONF
-from connector.sql import templating, validation
-from connector.sql.catalog import Pipeline, Table
-from connector.sql.expressions import StatementSet
-from connector.sql.loader import load_text
-from connector.sql.parsing import ParsedStatement, parse_script
-from connector.sql.statements import reset_of, setting_of
-from connector.sql.types import spark_type
-from connector.sql.variables import load_vars_file
+from connector.sql.dialect.expressions import StatementSet
+from connector.sql.dialect.script import ParsedStatement, parse_script
+from connector.sql.dialect.statements import reset_of, setting_of
+from connector.sql.template import templating
+from connector.sql.template.variables import load_vars_file
+from connector.sql.validate import validator
 
 SQL_FILE = "<spark.sql>"
 CONF_PREFIX = "spark.kafka_sql."
@@ -142,7 +143,7 @@ def _compile(chunks: Sequence[_Chunk]) -> tuple[Pipeline, list[Diagnostic]]:
     """Load and validate the script; raise PipelineError on errors, return the catalog and warnings."""
     script = _Script(chunks)
     loaded = load_text(script.text, SQL_FILE, script.map)
-    diagnostics = loaded.warnings + validation.validate(loaded.pipeline, loaded.locate)
+    diagnostics = loaded.warnings + validator.validate(loaded.pipeline, loaded.locate)
     errors = [d for d in diagnostics if d.severity == "error"]
     if errors:
         raise PipelineError(errors)

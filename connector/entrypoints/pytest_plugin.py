@@ -58,10 +58,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from connector.catalog.model import Column, ColumnKind, Pipeline, Table
 from connector.dev import broker
 from connector.diagnostics import did_you_mean
 from connector.runtime.python_launcher import python_executable
-from connector.sql.catalog import Column, ColumnKind, Pipeline, Table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -365,8 +365,8 @@ def _produce(spark: SparkSession, table: Table, rows: Sequence[Mapping[str, Any]
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructField, StructType
 
+    from connector.catalog.types import spark_type
     from connector.connectors.kafka.writing import KafkaBatch
-    from connector.sql.types import spark_type
 
     columns = _input_columns(table)
     options = {**table.options, "sink.delivery-guarantee": "at-least-once"}

@@ -26,12 +26,12 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, StringType, StructField, StructType
 
+from connector.catalog.model import Table
 from connector.formats.avro_schema import AvroSchemaError, decoded_value, encoded_value, table_schema
 from connector.formats.payload import Codec, Decoded, PayloadField, PayloadFormat, fail
 from connector.options.declarations import ConfigOption
 from connector.options.factory import Format, FormatCheck
 from connector.options.types import BOOLEAN, ENUM
-from connector.sql.catalog import Table
 
 # Spark's Avro functions live in this module, which pip's pyspark does not ship. Maven Central serves it up to
 # 4.2.0 here (not 4.3.0, the installed pyspark's version); 4.2.0 runs on Spark 4.3.0, as the tests show.

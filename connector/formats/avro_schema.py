@@ -27,7 +27,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import ByteType, IntegerType, ShortType, StringType
 from sqlglot import exp
 
-from connector.sql.types import (
+from connector.catalog.types import (
     decimal_params,
     element_types,
     flink_sql,

@@ -4,7 +4,8 @@ image is read with the `json` format's rules (Flink reads it with its JSON row c
 A format module's `records` turns a message into an ARRAY of `event(...)` structs: the message text (for errors),
 whether the event retracts its row (a DELETE, or the UPDATE_BEFORE of an update), whether it is an
 UPDATE_BEFORE, why the event cannot be read (or NULL), and the row image as JSON text. An update yields its old
-row, then its new one, as Flink's deserializers do: an aggregate retracts the old row (`connector.sql.retractions`);
+row, then its new one, as Flink's deserializers do: an aggregate retracts the old row
+(`connector.planning.operators.retractions`);
 a projection into a keyed upsert sink drops it, as Flink's planner does (DropUpdateBefore). A NULL or empty Kafka
 value is a tombstone: no row, no error.
 """
@@ -17,6 +18,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, StringType, StructField
 
+from connector.catalog.model import Table
 from connector.formats.json import JsonCodec, JsonOptions, json_decode
 from connector.formats.payload import (
     INVALID_UTF8,
@@ -27,7 +29,6 @@ from connector.formats.payload import (
     refuse_changelog_key,
     snippet,
 )
-from connector.sql.catalog import Table
 
 PARSE = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": "__corrupt_record"}
 # The `json` options every JSON changelog format takes too, written '<format>.<key>'.

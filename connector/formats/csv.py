@@ -28,6 +28,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from connector.catalog.model import Table
 from connector.formats.payload import (
     CORRUPT,
     INVALID_UTF8,
@@ -46,7 +47,6 @@ from connector.formats.payload import (
 from connector.options.declarations import ConfigOption
 from connector.options.factory import Format, FormatCheck
 from connector.options.types import BOOLEAN, CHAR, STRING
-from connector.sql.catalog import Table
 
 
 class CsvOptions:

@@ -24,6 +24,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
+from connector.catalog.model import Table
 from connector.formats.avro import AvroCodec, avro_fields, check_columns
 from connector.formats.avro_confluent import (
     AvroConfluentOptions,
@@ -39,7 +40,6 @@ from connector.formats.payload import Decoded, PayloadFormat, refuse_changelog_k
 from connector.formats.schema_registry import RegistryError, registered_id
 from connector.options.declarations import ConfigOption
 from connector.options.factory import Format, FormatCheck
-from connector.sql.catalog import Table
 
 _OPS = ("c", "r", "u", "d")
 # avro-confluent's options for reading: the registry and the subject ('schema' and 'auto.register.schemas' write).

@@ -68,12 +68,12 @@ from pyspark.sql.types import (
 )
 from sqlglot import exp
 
+from connector.catalog.model import Column as TableColumn
+from connector.catalog.model import ColumnKind, Table
+from connector.catalog.types import spark_type
 from connector.connectors import registry
 from connector.diagnostics import Diagnostic, PipelineError, Position
 from connector.formats import registry as formats
-from connector.sql.catalog import Column as TableColumn
-from connector.sql.catalog import ColumnKind, Table
-from connector.sql.types import spark_type
 
 CORRUPT = "__corrupt_record"  # Spark's column for a record it cannot parse
 _SNIPPET_CHARS = 200

@@ -24,6 +24,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 from sqlglot import exp
 
+from connector.catalog.model import Table
+from connector.catalog.types import element_types, row_fields, type_root
 from connector.formats.payload import Codec, Decoded, PayloadFormat, fail
 from connector.formats.protobuf_messages import (
     ProtobufError,
@@ -37,8 +39,6 @@ from connector.formats.protobuf_messages import (
 from connector.options.declarations import ConfigOption
 from connector.options.factory import Format, FormatCheck
 from connector.options.types import BOOLEAN, STRING
-from connector.sql.catalog import Table
-from connector.sql.types import element_types, row_fields, type_root
 
 _PROBLEM = "__protobuf_problem"
 

@@ -19,6 +19,7 @@ from pyspark.sql.types import (
     StringType,
 )
 
+from connector.catalog.model import Table
 from connector.formats.payload import (
     Codec,
     Decoded,
@@ -30,7 +31,6 @@ from connector.options.declarations import ConfigOption
 from connector.options.factory import Format, FormatCheck
 from connector.options.metadata import parse_flink_type
 from connector.options.types import CHARSET, ENUM
-from connector.sql.catalog import Table
 
 _SPARK_CHARSETS = ("US-ASCII", "ISO-8859-1", "UTF-8", "UTF-16BE", "UTF-16LE", "UTF-16", "UTF-32")
 _RAW_SIZES: dict[type[DataType], int] = {

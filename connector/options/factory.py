@@ -9,11 +9,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from connector.catalog.model import Column, Table
 from connector.diagnostics import Diagnostic, Position, Severity, did_you_mean
 from connector.formats import registry as format_registry
 from connector.options.declarations import ConfigOption, FixedValue, ResolvedOptions
 from connector.options.metadata import check_metadata_types
-from connector.sql.catalog import Column, Table
 
 if TYPE_CHECKING:
     from connector.formats.payload import Codec

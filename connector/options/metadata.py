@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from connector.catalog.model import Column, ColumnKind, Table
 from connector.diagnostics import did_you_mean
-from connector.sql.catalog import Column, ColumnKind, Table
 
 if TYPE_CHECKING:
     from connector.options.factory import Check

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from connector.catalog.model import ColumnKind, Function, Pipeline, Table
+from connector.catalog.types import flink_sql
 from connector.planning.plan import QueryPlan, build
 from connector.quality import expectations
 from connector.quality.options import QualityOptions
 from connector.secrets import mask_options, mask_sql
-from connector.sql.catalog import ColumnKind, Function, Pipeline, Table
-from connector.sql.types import flink_sql
 
 
 def _column(col: Any) -> dict[str, Any]:

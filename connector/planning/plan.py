@@ -17,14 +17,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from connector.connectors import registry
-from connector.diagnostics import Diagnostic, PipelineError
-from connector.formats import registry as formats
-from connector.options.factory import SourceBehaviour
-from connector.options.types import parse_duration
-from connector.secrets import mask_options
-from connector.sql import changes
-from connector.sql.catalog import (
+from connector.catalog.model import (
     DELETED_COLUMN,
     UPDATE_AFTER_COLUMN,
     UPDATE_BEFORE_COLUMN,
@@ -33,17 +26,24 @@ from connector.sql.catalog import (
     Pipeline,
     Table,
 )
-from connector.sql.changelog_aggregation import ChangelogAggregation
-from connector.sql.deduplication import Deduplication
-from connector.sql.expressions import WindowTVF
-from connector.sql.intervals import watermark_delay
-from connector.sql.lookups import is_lookup
-from connector.sql.over import OverAggregation
-from connector.sql.retractions import aggregated_changelog, retract, retraction_problem
-from connector.sql.rewriting import TranspileError
-from connector.sql.statements import table_option_hints
-from connector.sql.temporal import TemporalJoin
-from connector.sql.transpile import SparkQuery, to_spark_query, to_spark_sql
+from connector.connectors import registry
+from connector.diagnostics import Diagnostic, PipelineError
+from connector.formats import registry as formats
+from connector.options.factory import SourceBehaviour
+from connector.options.types import parse_duration
+from connector.planning import changes
+from connector.planning.operators.changelog_aggregation import ChangelogAggregation
+from connector.planning.operators.deduplication import Deduplication
+from connector.planning.operators.lookups import is_lookup
+from connector.planning.operators.over import OverAggregation
+from connector.planning.operators.retractions import aggregated_changelog, retract, retraction_problem
+from connector.planning.operators.temporal import TemporalJoin
+from connector.planning.transpile import SparkQuery, to_spark_query, to_spark_sql
+from connector.secrets import mask_options
+from connector.sql.dialect.expressions import WindowTVF
+from connector.sql.dialect.statements import table_option_hints
+from connector.sql.rewrite.intervals import watermark_delay
+from connector.sql.rewrite.nodes import TranspileError
 
 # SET keys with a Spark meaning; every other key is reported once as ignored.
 SPARK_SETTINGS = {

@@ -20,14 +20,14 @@ from pathlib import Path
 
 from sqlglot import exp
 
+from connector.catalog.model import Pipeline, Table
 from connector.connectors import registry
 from connector.diagnostics import Diagnostic, PipelineError, Position, did_you_mean
+from connector.planning.transpile import transpile
 from connector.quality.options import QualityOptions
 from connector.quality.rules import INLINE_TYPE, OF_TYPE, RESERVED_NAMES, Action, Rule, reserved_name
 from connector.quality.suite import load_suite_file
-from connector.sql.catalog import Pipeline, Table
-from connector.sql.rewriting import TranspileError
-from connector.sql.transpile import transpile
+from connector.sql.rewrite.nodes import TranspileError
 
 Locate = Callable[[exp.Expr, Position], Position]
 
@@ -280,7 +280,7 @@ def _type_warnings(table: Table, rules: Sequence[Rule]) -> list[Diagnostic]:
     """A column-type expectation that contradicts the declared type always fails (rows are cast to it)."""
     from pyspark.sql import types as T
 
-    from connector.sql.types import spark_type
+    from connector.catalog.types import spark_type
 
     found = []
     for rule in rules:

@@ -38,6 +38,8 @@ from functools import reduce
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from connector.catalog.model import Pipeline, Table
+from connector.catalog.types import spark_type
 from connector.connectors import reading, writing
 from connector.diagnostics import Diagnostic, PipelineError
 from connector.quality import expectations
@@ -57,8 +59,6 @@ from connector.quality.options import QualityOptions
 from connector.quality.provenance import PROVENANCE
 from connector.quality.results import ResultsWriter
 from connector.quality.rules import SAMPLE_SIZE, UNIQUE, Action, Outcome, Rule, nonnull_count
-from connector.sql.catalog import Pipeline, Table
-from connector.sql.types import spark_type
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, Row, SparkSession

@@ -17,10 +17,10 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from connector.catalog.model import Table
 from connector.quality.figures import BatchFigures
 from connector.quality.rules import Outcome, Rule
 from connector.runtime.hadoop_fs import HadoopFs
-from connector.sql.catalog import Table
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Row

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from connector.catalog.model import Table
 from connector.diagnostics import Diagnostic, Position, did_you_mean
 from connector.quality.rules import (
     OF_TYPE,
@@ -25,7 +26,6 @@ from connector.quality.rules import (
     Rule,
     reserved_name,
 )
-from connector.sql.catalog import Table
 
 _TABLE_TYPES = (ROW_COUNT_BETWEEN, ROW_COUNT_EQUAL)
 _UNSUPPORTED_KWARGS = ("row_condition", "condition_parser")

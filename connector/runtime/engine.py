@@ -26,25 +26,25 @@ from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import TimestampNTZType, TimestampType
 from sqlglot import exp
 
+from connector.catalog.model import ColumnKind, Pipeline, Table
+from connector.catalog.types import spark_type, timestamp_precision
 from connector.connectors import reading, writing
 from connector.connectors.kafka import reading as kafka_reading
 from connector.connectors.kafka.commit import commit_offsets_now
 from connector.planning.plan import PipelinePlan, QueryPlan, SourcePlan, source_behaviour
+from connector.planning.transpile import to_spark_sql
 from connector.quality import gate as quality_gate
 from connector.quality.expectations import has_quality
 from connector.quality.gate import QualityGate
 from connector.quality.provenance import PROVENANCE, provenance_view, with_located_calls, with_provenance
-from connector.runtime.changelog_aggregation import changelog_aggregation
-from connector.runtime.normalize import normalize
-from connector.runtime.over import over_aggregation
+from connector.runtime.operators.changelog_aggregation import changelog_aggregation
+from connector.runtime.operators.normalize import normalize
+from connector.runtime.operators.over import over_aggregation
+from connector.runtime.operators.temporal import temporal_join
+from connector.runtime.operators.top_n import top_n
+from connector.runtime.operators.top_n_aggregation import top_n_of_aggregation
 from connector.runtime.python_udfs import located_variants, register_functions
-from connector.runtime.temporal import temporal_join
-from connector.runtime.top_n import top_n
-from connector.runtime.top_n_aggregation import top_n_of_aggregation
-from connector.sql.catalog import ColumnKind, Pipeline, Table
-from connector.sql.intervals import watermark_delay
-from connector.sql.transpile import to_spark_sql
-from connector.sql.types import spark_type, timestamp_precision
+from connector.sql.rewrite.intervals import watermark_delay
 
 log = logging.getLogger(__name__)
 
@@ -188,12 +188,12 @@ def _fractional_seconds(value: Column, data_type: exp.DataType) -> Column:
 # overflow wraps, a DECIMAL out of range is NULL, dates that do not parse are NULL (Java semantics, not ANSI
 # errors); an integer literal in DECIMAL arithmetic is a DECIMAL(10, 0), as Flink types it, not the narrowest
 # DECIMAL that holds it (DECIMAL(10, 2) / 3 keeps Flink's scale 13). Text that does not convert still fails the
-# query in CAST, as in Flink (`connector.sql.functions.spark_cast`).
+# query in CAST, as in Flink (`connector.sql.rewrite.functions.builtins.spark_cast`).
 _FLINK_ARITHMETIC = {
     "spark.sql.ansi.enabled": "false",
     "spark.sql.legacy.literal.pickMinimumPrecision": "false",
     "spark.sql.legacy.sizeOfNull": "false",  # CARDINALITY(NULL) is NULL, not -1
-    # Expressions nest up to 100 levels (`connector.sql.nesting`); Spark's analyzer resolves about one level per
+    # Expressions nest up to 100 levels (`connector.sql.dialect.nesting`); Spark's analyzer resolves about one level per
     # iteration, and its default of 100 iterations fails a query at that depth.
     "spark.sql.analyzer.maxIterations": "1000",
 }

@@ -23,9 +23,9 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 from pyspark.sql.udtf import UserDefinedTableFunction
 
-from connector.sql import python_functions
-from connector.sql.catalog import Function
-from connector.sql.types import spark_type
+from connector.catalog import python_udfs
+from connector.catalog.model import Function
+from connector.catalog.types import spark_type
 
 _shipped: set[str] = set()  # (SparkContext, top-level module) pairs already added
 
@@ -35,14 +35,14 @@ def register_functions(spark: SparkSession, functions: Sequence[Function]) -> No
     their variant naming the failing row's source record, `located_name`), table functions as Python UDTFs (what
     `LATERAL f(x)` calls)."""
     for declared in functions:
-        raw = python_functions.resolve(declared.identifier, [Path(declared.directory)])
+        raw = python_udfs.resolve(declared.identifier, [Path(declared.directory)])
         _ship(spark, raw)
         function = naming_failures(raw, declared.name)
         if declared.table:
             columns = spark_type(declared.result_type)
             assert isinstance(columns, StructType)  # a table function's result type is its ROW of columns
             located = naming_failures(raw, declared.name, located=True)
-            for name, outer in ((declared.name, False), (python_functions.outer_name(declared.name), True)):
+            for name, outer in ((declared.name, False), (python_udfs.outer_name(declared.name), True)):
                 udtf = UserDefinedTableFunction(table_function(function, len(columns.fields), outer), columns)
                 spark.udtf.register(name, udtf)
                 udtf = UserDefinedTableFunction(table_function(located, len(columns.fields), outer), columns)
@@ -57,7 +57,7 @@ def register_functions(spark: SparkSession, functions: Sequence[Function]) -> No
 def located_variants(functions: Sequence[Function]) -> dict[str, str]:
     """The SQL name of each function `register_functions` registers -> the name of its variant taking the row's
     position (`located_name`)."""
-    names = [n for f in functions for n in (f.name, *([python_functions.outer_name(f.name)] if f.table else []))]
+    names = [n for f in functions for n in (f.name, *([python_udfs.outer_name(f.name)] if f.table else []))]
     return {name: located_name(name) for name in names}
 
 

@@ -9,11 +9,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from connector.catalog.loader import load_text
+from connector.catalog.model import Pipeline
 from connector.diagnostics import Diagnostic, PipelineError
 from connector.planning.plan import build
-from connector.sql import templating, validation
-from connector.sql.catalog import Pipeline
-from connector.sql.loader import load_text
+from connector.sql.template import templating
+from connector.sql.validate import validator
 
 
 @dataclass
@@ -53,7 +54,7 @@ def compile_file(
         loaded = load_text(rendered.text, file, rendered.original_position)
     except PipelineError as err:
         return CompiledFile(path, rendered, None, err.diagnostics)
-    diagnostics = validation.validate(loaded.pipeline, loaded.locate)
+    diagnostics = validator.validate(loaded.pipeline, loaded.locate)
     ordered = sorted(loaded.warnings + diagnostics, key=lambda d: (d.file, d.line, d.column))
     return CompiledFile(path, rendered, loaded.pipeline, ordered)
 

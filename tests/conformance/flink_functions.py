@@ -1,4 +1,4 @@
-"""Write `connector/sql/flink_functions.txt`: the function names Flink's SQL validator resolves, asked of Flink.
+"""Write `connector/sql/dialect/flink_functions.txt`: the function names Flink's SQL validator resolves, asked of Flink.
 
     make flink-functions
 

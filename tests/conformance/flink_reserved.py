@@ -1,4 +1,4 @@
-"""Write `connector/sql/flink_reserved.txt`: the words Flink's SQL parser reserves, asked of that parser itself.
+"""Write `connector/sql/dialect/flink_reserved.txt`: the words Flink's SQL parser reserves, asked of that parser itself.
 
     make flink-reserved
 

@@ -41,11 +41,11 @@ from typing import Any
 import nexmark_cases as nexmark
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+from connector.catalog.loader import load_text
 from connector.dev import broker, postgres
 from connector.dev.postgres import PostgresInfo
 from connector.dev.registry import RegistryInfo
-from connector.sql.loader import load_text
-from connector.sql.templating import render_string
+from connector.sql.template.templating import render_string
 
 CASES = Path(__file__).resolve().parent / "cases"
 # PostgreSQL tables of the case, the database's url and password, the schema registry's url

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
+from connector.catalog.model import Table
 from connector.connectors.writing import NOTHING_STAGED, BatchWriter, Staged
-from connector.sql.catalog import Table
 
 
 def start(

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from connector.catalog.model import Table
 from connector.connectors.kafka.options import KafkaOptions
 from connector.options.declarations import ConfigOption, ResolvedOptions, at_least, fraction
 from connector.options.factory import Check, Factory, SourceBehaviour
 from connector.options.types import BOOLEAN, DURATION, ENUM, FLOAT, INT, LONG, NUMBER
-from connector.sql.catalog import Table
 
 
 class DatagenOptions:

@@ -27,13 +27,13 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from connector.catalog.model import Column as TableColumn
+from connector.catalog.model import Table
 from connector.connectors import registry
 from connector.connectors.datagen.factory import DatagenOptions, row_count
 from connector.connectors.reading import END_OF_INPUT_OFFSET, OFFSET, PARTITION, TOPIC, column_type
 from connector.diagnostics import Diagnostic, PipelineError
 from connector.options.declarations import ConfigOption
-from connector.sql.catalog import Column as TableColumn
-from connector.sql.catalog import Table
 
 # ---------------------------------------------------------------------------------------------------------
 # Datagen

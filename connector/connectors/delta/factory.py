@@ -10,12 +10,12 @@ DuckDB and every other Delta reader.
 
 from __future__ import annotations
 
+from connector.catalog.model import Table
 from connector.connectors.arrow_batches import table_types
 from connector.options.declarations import ConfigOption, ResolvedOptions
 from connector.options.factory import Factory
 from connector.options.types import INT, STRING
 from connector.quality.options import QUALITY_OPTIONS
-from connector.sql.catalog import Table
 
 
 class DeltaOptions:

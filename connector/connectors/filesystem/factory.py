@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from connector.catalog.model import Table
 from connector.connectors.kafka.options import KafkaOptions
 from connector.diagnostics import did_you_mean
 from connector.options.declarations import ConfigOption, RequiredWhen, ResolvedOptions
 from connector.options.factory import Factory, FormatSlot, SourceBehaviour
 from connector.options.types import BOOLEAN, DURATION, ENUM, LIST, MEMORY_SIZE, STRING, OptionType
 from connector.quality.options import QUALITY_OPTIONS
-from connector.sql.catalog import Table
 
 
 class _CommaSetType(OptionType[list[str]]):

@@ -13,6 +13,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from connector.catalog.model import ColumnKind, Table
 from connector.connectors import registry
 from connector.connectors.filesystem.factory import FilesystemOptions
 from connector.connectors.reading import (
@@ -35,7 +36,6 @@ from connector.diagnostics import Diagnostic, PipelineError
 from connector.formats import payload as formats
 from connector.formats import registry as format_registry
 from connector.formats.payload import Decoded, PayloadFormat
-from connector.sql.catalog import ColumnKind, Table
 
 # ---------------------------------------------------------------------------------------------------------
 # Filesystem

@@ -19,10 +19,10 @@ import re
 
 from pyspark.sql import SparkSession
 
+from connector.catalog.model import Table
+from connector.catalog.types import spark_type
 from connector.diagnostics import Diagnostic, PipelineError
 from connector.runtime.hadoop_fs import HadoopFs
-from connector.sql.catalog import Table
-from connector.sql.types import spark_type
 
 log = logging.getLogger(__name__)
 

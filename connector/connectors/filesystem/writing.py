@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
+from connector.catalog.model import Table
 from connector.connectors import registry
 from connector.connectors.filesystem import sink_log
 from connector.connectors.filesystem.factory import FilesystemOptions
@@ -14,7 +15,6 @@ from connector.connectors.writing import BatchWriter, Staged, reject_deletes
 from connector.diagnostics import Diagnostic, PipelineError
 from connector.formats import registry as format_registry
 from connector.runtime.hadoop_fs import HadoopFs
-from connector.sql.catalog import Table
 
 
 def start(

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from connector.catalog.model import Table
 from connector.connectors.arrow_batches import table_types
 from connector.options.declarations import ConfigOption, ResolvedOptions
 from connector.options.factory import Check, Factory
 from connector.options.types import BOOLEAN, INT, STRING
 from connector.quality.options import QUALITY_OPTIONS
-from connector.sql.catalog import Table
 
 
 class IcebergOptions:

@@ -26,12 +26,12 @@ from pyspark.sql import DataFrame
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
+from connector.catalog.model import Table
 from connector.connectors import registry
 from connector.connectors.arrow_batches import ArrowBatchWriter, CollectedBatch
 from connector.connectors.iceberg.factory import IcebergOptions, table_identifier
 from connector.connectors.writing import DELETED, BatchWriter, persisted_columns
 from connector.diagnostics import Diagnostic, PipelineError
-from connector.sql.catalog import Table
 
 QUERY_PROPERTY = "kafka-sql.query-id"
 BATCH_PROPERTY = "kafka-sql.batch-id"

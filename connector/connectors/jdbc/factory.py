@@ -11,12 +11,12 @@ from datetime import timedelta
 
 from sqlglot import exp
 
+from connector.catalog.model import Table
+from connector.catalog.types import flink_sql, type_root
 from connector.options.declarations import ConfigOption, ResolvedOptions
 from connector.options.factory import Check, Factory, SourceBehaviour
 from connector.options.types import BOOLEAN, DURATION, ENUM, INT, LONG, STRING
 from connector.quality.options import QUALITY_OPTIONS
-from connector.sql.catalog import Table
-from connector.sql.types import flink_sql, type_root
 
 POSTGRES_DRIVER = "org.postgresql:postgresql:42.7.14"
 _DRIVERS = {"postgresql": ("org.postgresql.Driver", POSTGRES_DRIVER)}

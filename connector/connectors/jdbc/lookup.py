@@ -1,4 +1,4 @@
-"""A jdbc table as the looked-up side of a lookup join (`connector.sql.lookups`).
+"""A jdbc table as the looked-up side of a lookup join (`connector.planning.operators.lookups`).
 
 Spark's JDBC reader gives the table as a static relation; in a stream-static join Spark scans it again for every
 micro-batch, so each micro-batch looks its rows up in the table as it is then (Flink looks up per row, or in its
@@ -14,11 +14,11 @@ from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from connector.catalog.model import ColumnKind, Table
+from connector.catalog.types import spark_type
 from connector.connectors import registry
 from connector.connectors.jdbc.factory import JdbcOptions, driver_of
 from connector.diagnostics import Diagnostic, PipelineError
-from connector.sql.catalog import ColumnKind, Table
-from connector.sql.types import spark_type
 
 
 def lookup(spark: SparkSession, table: Table) -> DataFrame:

@@ -6,12 +6,12 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
+from connector.catalog.model import Table
 from connector.connectors import registry
 from connector.connectors.jdbc.factory import JdbcOptions
 from connector.connectors.jdbc.scan import NAME, JdbcScan, ScanSettings
 from connector.connectors.reading import OFFSET, PARTITION, TOPIC, column_type
 from connector.runtime import data_sources
-from connector.sql.catalog import Table
 
 
 def read(spark: SparkSession, table: Table, malformed_rows: bool, end_of_input: bool) -> DataFrame:

@@ -22,14 +22,14 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
+from connector.catalog.model import Table
+from connector.catalog.types import type_root
 from connector.connectors import registry
 from connector.connectors.filesystem.sink_log import query_id
 from connector.connectors.jdbc.factory import POSTGRES_DRIVER, JdbcOptions, driver_of
 from connector.connectors.writing import DELETED, BatchWriter, Staged, persisted_columns
 from connector.diagnostics import Diagnostic, PipelineError
 from connector.runtime.hadoop_fs import HadoopFs
-from connector.sql.catalog import Table
-from connector.sql.types import type_root
 
 BATCHES_TABLE = "kafka_sql_batches"
 _SEQUENCE = "__kafka_sql_seq"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from connector.catalog.model import Table
 from connector.connectors.kafka.options import KafkaOptions
 from connector.options.declarations import ResolvedOptions
 from connector.options.factory import SourceBehaviour
-from connector.sql.catalog import Table
 
 
 def _millis_text(ms: int) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import timedelta
 
+from connector.catalog.model import Column, ColumnKind, Table
 from connector.connectors.kafka import describe
 from connector.connectors.kafka.java_properties import JAAS, librdkafka_properties, refused_property
 from connector.connectors.kafka.options import BOUNDED_MODES, STARTUP_MODES, KafkaOptions
@@ -14,7 +15,6 @@ from connector.diagnostics import did_you_mean
 from connector.options.declarations import ResolvedOptions
 from connector.options.factory import Check, Factory, Format, FormatSlot
 from connector.quality.options import QUALITY_OPTIONS
-from connector.sql.catalog import Column, ColumnKind, Table
 
 K = KafkaOptions
 

@@ -14,6 +14,7 @@ from pyspark.sql.types import (
     StringType,
 )
 
+from connector.catalog.model import ColumnKind, Table
 from connector.connectors import registry
 from connector.connectors.kafka.options import KafkaOptions
 from connector.connectors.kafka.records import DECODED_VALUE, OPTIONAL_COLUMNS
@@ -44,7 +45,6 @@ from connector.formats import json_arrow
 from connector.formats import payload as formats
 from connector.formats.payload import Decoded, PayloadFormat
 from connector.runtime import data_sources
-from connector.sql.catalog import ColumnKind, Table
 
 _BY_READER = "__value_by_reader"  # the reader decoded the row's value (DECODED_VALUE is not NULL)
 

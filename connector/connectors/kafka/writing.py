@@ -20,6 +20,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from connector.catalog.model import ColumnKind, Table
 from connector.connectors.kafka.retries import Refusals, Refused
 from connector.connectors.kafka.sink import (
     BATCH_ID_OPTION,
@@ -34,7 +35,6 @@ from connector.connectors.writing import DELETED, BatchWriter, persisted_columns
 from connector.diagnostics import Diagnostic, PipelineError
 from connector.formats import payload as formats
 from connector.formats.payload import PayloadFormat
-from connector.sql.catalog import ColumnKind, Table
 
 log = logging.getLogger(__name__)
 _WRITTEN = pa.schema([("records", pa.int64())])

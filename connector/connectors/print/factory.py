@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from connector.catalog.model import Table
 from connector.connectors.kafka.options import KafkaOptions
 from connector.options.declarations import ConfigOption, ResolvedOptions
 from connector.options.factory import Factory
 from connector.options.types import BOOLEAN, STRING
 from connector.quality.options import QUALITY_OPTIONS
-from connector.sql.catalog import Table
 
 
 class PrintOptions:

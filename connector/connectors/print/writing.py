@@ -20,11 +20,11 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from connector.catalog.model import Table
 from connector.connectors import registry
 from connector.connectors.print.factory import PrintOptions
 from connector.connectors.reading import UPDATE_AFTER, UPDATE_BEFORE
 from connector.connectors.writing import DELETED, BatchWriter, persisted_columns
-from connector.sql.catalog import Table
 
 # ---------------------------------------------------------------------------------------------------------
 # print

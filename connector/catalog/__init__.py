@@ -1,0 +1,1 @@
+"""The catalog model of one pipeline file: tables, views, functions and inserts, loaded from statements."""

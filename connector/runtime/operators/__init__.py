@@ -1,0 +1,2 @@
+"""The Python stateful operators (`applyInPandasWithState`) the planners in `connector.planning.operators` describe,
+named alike."""

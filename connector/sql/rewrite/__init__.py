@@ -1,0 +1,1 @@
+"""Flink expressions rewritten as Spark SQL expressions: functions, CASTs, intervals."""

@@ -1,0 +1,1 @@
+"""Semantic checks of a loaded pipeline: columns, types, calls, ROW fields, changes."""
