@@ -42,6 +42,7 @@ quickstart: setup
 
 # Real Apache Flink's output for every conformance case (tests/conformance/cases/*.flink.json): PyFlink from PyPI in
 # its own venv, Flink's Kafka SQL connector from Maven Central, the project's embedded broker. CASES=name ... for some.
+# Then the table of cases in docs/conformance.md is written again.
 FLINK_VENV := .flink-venv
 $(FLINK_VENV)/.installed:
 	$(PYTHON) -m venv $(FLINK_VENV)
@@ -50,7 +51,7 @@ $(FLINK_VENV)/.installed:
 
 conformance-expected: setup $(FLINK_VENV)/.installed
 	FLINK_PYTHON=$(abspath $(FLINK_VENV)/bin/python) $(BIN)/python tests/conformance/record_flink.py $(CASES)
-	$(BIN)/python tests/conformance/table.py --readme
+	$(BIN)/python tests/conformance/table.py --document
 
 # The words Flink's SQL parser reserves (connector/sql/dialect/flink_reserved.txt), asked of the parser of Flink's venv.
 flink-reserved: setup $(FLINK_VENV)/.installed

@@ -36,8 +36,10 @@ def test_every_case_has_flink_output() -> None:
     assert not missing, f"run `make conformance-expected` for: {', '.join(missing)}"
 
 
-def test_readme_table_is_current() -> None:
-    assert table.render() in table.README.read_text(), "README's table is stale: tests/conformance/table.py --readme"
+def test_conformance_table_is_current() -> None:
+    assert table.render() in table.DOCUMENT.read_text(), (
+        "docs/conformance.md's table is stale: tests/conformance/table.py --document"
+    )
 
 
 @pytest.mark.parametrize("name", CASES)
