@@ -29,7 +29,8 @@ import fastavro
 from confluent_kafka import Producer
 
 from connector.catalog.loader import load_text
-from connector.dev import broker, registry
+from connector.dev import broker
+from connector.dev import schema_registry_server as registry
 from connector.formats.avro_schema import table_schema
 
 HERE = Path(__file__).resolve().parent

@@ -16,6 +16,8 @@ from typing import Literal
 from rich.console import Console
 from rich.text import Text
 
+from connector.errors import KafkaSqlError
+
 Severity = Literal["error", "warning"]
 
 # Past this many diagnostics in one file, the rest are counted, not listed: the first ones show the mistake.
@@ -56,7 +58,7 @@ class Diagnostic:
         return f"{self.file}:{self.line}:{self.column}: {self.severity}: [{self.code}] {self.message}"
 
 
-class PipelineError(Exception):
+class PipelineError(KafkaSqlError):
     """Raised when a file cannot be turned into a catalog or run; carries its diagnostics."""
 
     def __init__(self, diagnostics: Iterable[Diagnostic]) -> None:

@@ -13,9 +13,10 @@ import pytest
 from confluent_kafka import KafkaError, Message, Producer
 
 from connector.connectors.kafka.sink import close_cached_producers
-from connector.dev import broker, postgres, registry
+from connector.dev import broker, postgres
+from connector.dev import schema_registry_server as registry
 from connector.dev.postgres import PostgresInfo
-from connector.dev.registry import RegistryInfo
+from connector.dev.schema_registry_server import RegistryInfo
 from connector.runtime.python_launcher import python_executable
 from connector.runtime.session import SESSION_CONF
 

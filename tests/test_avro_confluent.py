@@ -1,5 +1,6 @@
 """The `avro-confluent` format against a real schema registry (Apicurio Registry's Confluent API, started by
-`connector.dev.registry`) and records written and read by confluent-kafka's own Avro serializers: schema evolution
+`connector.dev.schema_registry_server`) and records written and read by confluent-kafka's own Avro serializers: schema
+evolution
 read as Avro resolves it, the table's schema registered on write, bad records failing with their offset."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from connector.dev.registry import RegistryInfo
+from connector.dev.schema_registry_server import RegistryInfo
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -123,7 +124,7 @@ def test_a_registry_served_over_https_is_reached_with_the_java_stores_of_its_opt
     from stores import jks_key_store, trust_store
     from test_run_e2e import read_topic
 
-    from connector.dev import registry
+    from connector.dev import schema_registry_server as registry
     from connector.dev.certificates import Authority
 
     authority, stranger = Authority(), Authority("another CA")

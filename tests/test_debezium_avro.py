@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from test_formats import decode_rows, failure_of, table, values
 
-from connector.dev.registry import RegistryInfo
+from connector.dev.schema_registry_server import RegistryInfo
 from connector.diagnostics import PipelineError
 from connector.formats.payload import PayloadFormat
 from connector.sql.frontend import compile_file

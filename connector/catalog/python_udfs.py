@@ -28,6 +28,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+from connector.errors import KafkaSqlError
+
 RESULT_TYPE = "__kafka_sql_result_type__"
 RESULT_TYPES = "__kafka_sql_result_types__"  # of a table function: one per column
 
@@ -51,7 +53,7 @@ _ANNOTATION_TYPES: dict[Any, str] = {
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class FunctionError(ValueError):
+class FunctionError(KafkaSqlError, ValueError):
     """The function cannot be imported or has no result type; the message says which and why."""
 
 

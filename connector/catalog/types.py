@@ -27,6 +27,7 @@ from enum import Enum
 from pyspark.sql import types as T
 from sqlglot import exp
 
+from connector.errors import KafkaSqlError
 from connector.sql.dialect.flink import Flink
 
 DType = exp.DType
@@ -59,7 +60,7 @@ _DAY_TIME_FIELDS = {
 }
 
 
-class TypeMappingError(ValueError):
+class TypeMappingError(KafkaSqlError, ValueError):
     """A Flink type that has no Spark counterpart (or that the parser could not make sense of)."""
 
 

@@ -1,9 +1,10 @@
 """The connectors a pipeline can use, found by their 'connector' identifier (Flink's factory discovery),
 and the entry points that validate and resolve a table's options through its connector's factory.
 
-Each connector is a package of `connector.connectors` whose `factory` module declares `FACTORY`. Adding one
-is a new package plus its name in `BUILTIN` (or a `register(factory)` call from outside the project); no
-other connector, the validator or the engine changes.
+Each built-in connector is a package of `connector.connectors` whose `factory` module declares `FACTORY`, named in
+`BUILTIN`. A connector from outside the project is a distribution's entry point in the group `kafka_sql.connectors`
+(naming its `Factory`, or a module that declares `FACTORY`), or a `register(factory)` call; the built-ins are always
+there. Adding one changes no other connector, the validator or the engine: they ask the factory what it can do.
 """
 
 from __future__ import annotations
@@ -17,21 +18,30 @@ from connector.diagnostics import Diagnostic, PipelineError, did_you_mean
 from connector.options.declarations import ResolvedOptions
 from connector.options.factory import CONNECTOR_KEY, Check, Factory, Format, FormatSlot, resolve_format
 from connector.options.metadata import check_sink_metadata
+from connector.plugins import DiscoveryError, ambiguous, discovered
 
 BUILTIN = ("kafka", "upsert_kafka", "filesystem", "datagen", "print", "blackhole", "jdbc", "delta", "iceberg")
+ENTRY_POINTS = "kafka_sql.connectors"
 _registered: dict[str, Factory] = {}
 
 
 def register(factory: Factory) -> None:
     """Make `factory` available to pipelines under its identifier (replacing one of the same name)."""
+    factories()
     _registered[factory.identifier] = factory
 
 
 def factories() -> Mapping[str, Factory]:
-    """Every registered connector by identifier, the built-in ones first."""
+    """Every connector by identifier: the built-in ones first, then those of entry points and `register`."""
     if not _registered:
-        for name in BUILTIN:
-            register(importlib.import_module(f"connector.connectors.{name}.factory").FACTORY)
+        builtin = [importlib.import_module(f"connector.connectors.{name}.factory").FACTORY for name in BUILTIN]
+        _registered.update((f.identifier, f) for f in builtin)
+        for origin, factory in discovered(ENTRY_POINTS, "FACTORY"):
+            if not isinstance(factory, Factory):
+                raise DiscoveryError(f"Entry point {origin} names no connector Factory.")
+            if factory.identifier in _registered:
+                raise ambiguous("connector", factory.identifier, origin)
+            _registered[factory.identifier] = factory
     return _registered
 
 

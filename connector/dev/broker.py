@@ -35,6 +35,7 @@ from connector.connectors.kafka.retries import retrying
 from connector.dev import local
 from connector.dev.listeners import Listener
 from connector.dev.maven import Artifact, MavenError, resolve_jars
+from connector.errors import KafkaSqlError
 
 KAFKA_VERSION = "4.4.0"
 LOG4J_VERSION = "2.24.3"
@@ -66,7 +67,7 @@ KILL_WAIT_SECONDS = 10.0
 LOG_TAIL_LINES = 30
 
 
-class BrokerError(RuntimeError):
+class BrokerError(KafkaSqlError, RuntimeError):
     """The broker could not be started, stopped or asked to do something."""
 
 

@@ -20,13 +20,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+from connector.errors import KafkaSqlError
+
 # Pinned so a fresh machine resolves exactly what was tested.
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 MVN_TIMEOUT_SECONDS = 1200.0
 _MAVEN_ADVICE = ("-e switch", "-X switch", "For more information about the errors", "[ERROR] [Help ")
 
 
-class MavenError(RuntimeError):
+class MavenError(KafkaSqlError, RuntimeError):
     """Maven is missing or could not resolve the requested jars."""
 
 

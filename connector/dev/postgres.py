@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from connector.dev import local
+from connector.errors import KafkaSqlError
 
 USER = "kafka_sql"
 DATABASE = "postgres"
@@ -26,7 +27,7 @@ _SERVICE_USER = "postgres"
 _TIMEOUT_SECONDS = 60
 
 
-class PostgresError(RuntimeError):
+class PostgresError(KafkaSqlError, RuntimeError):
     """PostgreSQL is missing, or its server did not start."""
 
 

@@ -13,6 +13,7 @@ from connector.connectors.kafka.client_log import logged
 from connector.connectors.kafka.java_properties import librdkafka_properties
 from connector.connectors.kafka.retries import Refusals, Refused
 from connector.dev import broker
+from connector.errors import KafkaSqlError
 
 # As long as Java's producer waits for metadata ('max.block.ms' = 60 s): a broker restarting on a busy machine
 # takes longer than 30 s to answer again.
@@ -20,7 +21,7 @@ METADATA_TIMEOUT_SECONDS = 60.0
 DELIVERY_TIMEOUT_SECONDS = 330.0  # a little more than librdkafka's default 'message.timeout.ms' (300 s)
 
 
-class ProduceError(Exception):
+class ProduceError(KafkaSqlError):
     """Why `produce` could not write: the broker refused the client, cannot be reached, or the settings are bad."""
 
 

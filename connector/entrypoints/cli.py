@@ -17,6 +17,7 @@ from rich.console import Console
 
 from connector import __version__
 from connector.diagnostics import SHOWN_PER_FILE, Diagnostic, PipelineError, diagnostics_json, print_diagnostics
+from connector.errors import KafkaSqlError
 from connector.sql.template import templating
 from connector.sql.template.variables import load_vars_file, parse_var_args
 
@@ -66,7 +67,7 @@ def _print_diagnostics(diagnostics: Sequence[Diagnostic], fmt: str) -> None:
 
 
 def _print_setup_error(error: Exception, fmt: str) -> None:
-    """What is wrong with the installation, not the pipeline."""
+    """An error kafka-sql raised on purpose (the installation, a plugin, a server), not in the pipeline file."""
     if fmt == "json":
         _print_json({"error": {"kind": "setup", "message": str(error)}})
     else:
@@ -169,7 +170,7 @@ def cmd_broker(args: argparse.Namespace) -> int:
 
 
 def cmd_registry(args: argparse.Namespace) -> int:
-    from connector.dev import registry
+    from connector.dev import schema_registry_server as registry
 
     if args.action == "start":
         err.print(f"[dim]Apicurio Registry {registry.VERSION} (built from Maven Central on first start)...[/dim]")
@@ -400,6 +401,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             err.print(f"broker: {error}", markup=False)
             return EXIT_ERRORS
         if isinstance(error, CompiledSqlglotError):
+            _print_setup_error(error, getattr(args, "format", "text"))
+            return EXIT_ERRORS
+        if isinstance(error, KafkaSqlError) and not os.environ.get("KAFKA_SQL_DEBUG"):
+            # raised on purpose, its message says what happened: an error, not a bug
             _print_setup_error(error, getattr(args, "format", "text"))
             return EXIT_ERRORS
         if os.environ.get("KAFKA_SQL_DEBUG"):

@@ -70,6 +70,7 @@ from connector.catalog.model import Pipeline, Table
 from connector.catalog.types import spark_type
 from connector.connectors import registry
 from connector.diagnostics import Diagnostic, PipelineError
+from connector.errors import KafkaSqlError
 from connector.planning.plan import PipelinePlan, QueryPlan, build
 from connector.runtime import engine
 from connector.runtime.python_launcher import cannot_import_connector, python_executable
@@ -100,7 +101,7 @@ class PipelineWarning(UserWarning):
     """A warning about a pipeline statement run through `spark.sql` (the diagnostic's text)."""
 
 
-class QueryFailedError(RuntimeError):
+class QueryFailedError(KafkaSqlError, RuntimeError):
     """A bounded INSERT started by `spark.sql` failed; the message is Spark's, without stack frames."""
 
 

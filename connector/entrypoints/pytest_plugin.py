@@ -61,6 +61,7 @@ import pytest
 from connector.catalog.model import Column, ColumnKind, Pipeline, Table
 from connector.dev import broker
 from connector.diagnostics import did_you_mean
+from connector.errors import KafkaSqlError
 from connector.runtime.python_launcher import python_executable
 
 if TYPE_CHECKING:
@@ -85,11 +86,11 @@ _SECURITY_PROPERTY = re.compile(r"properties\.(security\.|sasl\.|ssl\.)")
 _STARTS_AND_BOUNDS = re.compile(r"scan\.(startup|bounded)\.(?!end-watermark$)")  # a test run sets them
 
 
-class PipelineRunError(AssertionError):
+class PipelineRunError(KafkaSqlError, AssertionError):
     """The pipeline could not run as asked (bad inputs, unbounded query, failed query); the message says why."""
 
 
-class ExpectationFailed(AssertionError):
+class ExpectationFailed(KafkaSqlError, AssertionError):
     """A sink's output does not meet expectations; the message lists each failure with rows."""
 
 

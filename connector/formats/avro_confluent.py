@@ -31,7 +31,7 @@ from connector.diagnostics import Diagnostic, PipelineError
 from connector.formats.avro import AvroCodec, avro_fields, check_columns
 from connector.formats.avro_schema import AvroSchemaError, decoded_value, encoded_value, table_schema
 from connector.formats.payload import Decoded, PayloadFormat
-from connector.formats.schema_registry import RegistryError, registered_id, shown_url, subject_schemas
+from connector.formats.schema_registry import RegistryRequestError, registered_id, shown_url, subject_schemas
 from connector.options.declarations import ConfigOption
 from connector.options.factory import Format, FormatCheck
 from connector.options.types import BOOLEAN, STRING
@@ -151,7 +151,7 @@ def subject_of(fmt: PayloadFormat) -> str:
     return str(explicit) if explicit else f"{fmt.topic}-{fmt.role}"
 
 
-def registry_failure(fmt: PayloadFormat, err: RegistryError) -> PipelineError:
+def registry_failure(fmt: PayloadFormat, err: RegistryRequestError) -> PipelineError:
     assert fmt.position is not None
     return PipelineError([Diagnostic.at(fmt.position, "schema-registry", f"Table '{fmt.table}': {err}.")])
 
@@ -170,7 +170,7 @@ class WireFormat:
         self.subject = subject_of(fmt)
         try:
             self.writers = subject_schemas(fmt.options, self.subject)
-        except RegistryError as err:
+        except RegistryRequestError as err:
             raise registry_failure(fmt, err) from None
         self.where = f"subject '{self.subject}' of schema registry {shown_url(str(fmt.options['url']))}"
 
@@ -256,7 +256,7 @@ class AvroConfluentCodec(AvroCodec):
             schema_id = registered_id(
                 fmt.options, subject, schema, bool(fmt.options.get("auto.register.schemas", True))
             )
-        except RegistryError as err:
+        except RegistryRequestError as err:
             raise registry_failure(fmt, err) from None
         members = [encoded_value(row[f.column], f.flink_type).alias(f.name) for f in fmt.fields if f.flink_type]
         body = to_avro(F.struct(*members), json.dumps(table_schema(fields, for_spark=True)))

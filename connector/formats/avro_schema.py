@@ -37,6 +37,7 @@ from connector.catalog.types import (
     timestamp_precision,
     type_root,
 )
+from connector.errors import KafkaSqlError
 
 RECORD_NAME = "org.apache.flink.avro.generated.record"
 _PRIMITIVE = {
@@ -53,7 +54,7 @@ _PRIMITIVE = {
 _MILLIS_PER_DAY = 86_400_000
 
 
-class AvroSchemaError(ValueError):
+class AvroSchemaError(KafkaSqlError, ValueError):
     """A column type Flink's Avro format cannot map (Flink's own message)."""
 
 

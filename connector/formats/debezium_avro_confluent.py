@@ -37,7 +37,7 @@ from connector.formats.avro_confluent import (
 from connector.formats.avro_schema import RECORD_NAME, decoded_value, encoded_value, table_schema
 from connector.formats.debezium_json import REPLICA_IDENTITY
 from connector.formats.payload import Decoded, PayloadFormat, refuse_changelog_key
-from connector.formats.schema_registry import RegistryError, registered_id
+from connector.formats.schema_registry import RegistryRequestError, registered_id
 from connector.options.declarations import ConfigOption
 from connector.options.factory import Format, FormatCheck
 
@@ -124,7 +124,7 @@ class DebeziumAvroConfluentCodec(AvroCodec):
         subject = subject_of(fmt)
         try:
             schema_id = registered_id(fmt.options, subject, envelope_schema(fmt, for_spark=False), True)
-        except RegistryError as err:
+        except RegistryRequestError as err:
             raise registry_failure(fmt, err) from None
         image = F.struct(
             *[encoded_value(row[f.column], f.flink_type).alias(f.name) for f in fmt.fields if f.flink_type]

@@ -26,6 +26,7 @@ from sqlglot import exp
 
 from connector.catalog.model import Table
 from connector.catalog.types import element_types, row_fields, type_root
+from connector.errors import KafkaSqlError
 from connector.formats.payload import Codec, Decoded, PayloadFormat, fail
 from connector.formats.protobuf_messages import (
     ProtobufError,
@@ -195,7 +196,7 @@ class ProtobufCodec(Codec):
         return F.udf(encode, "binary", useArrow=True)(fields)
 
 
-class ProtobufWriteError(ValueError):
+class ProtobufWriteError(KafkaSqlError, ValueError):
     """A row the protobuf format cannot write (a proto2 required field NULL)."""
 
 

@@ -28,6 +28,8 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 from pyspark.sql.types import ArrayType, DataType, MapType, StringType, StructType
 
+from connector.errors import KafkaSqlError
+
 _FD = FieldDescriptor
 _INT = {_FD.TYPE_INT32, _FD.TYPE_UINT32, _FD.TYPE_SINT32, _FD.TYPE_FIXED32, _FD.TYPE_SFIXED32}
 _LONG = {_FD.TYPE_INT64, _FD.TYPE_UINT64, _FD.TYPE_SINT64, _FD.TYPE_FIXED64, _FD.TYPE_SFIXED64}
@@ -58,7 +60,7 @@ _ACCEPTS = {
 _ROOT_NAME = {"STRING": "VARCHAR", "BINARY": "VARBINARY"}  # LogicalTypeRoot names in Flink's messages
 
 
-class ProtobufError(ValueError):
+class ProtobufError(KafkaSqlError, ValueError):
     """A descriptor set, message name or column the protobuf format cannot use."""
 
 
@@ -211,7 +213,7 @@ def _is_map(field: FieldDescriptor) -> bool:
 # -- reading -----------------------------------------------------------------------------------------------------
 
 
-class RecordProblem(ValueError):
+class RecordProblem(KafkaSqlError, ValueError):
     """A record Flink fails to deserialize ('Failed to deserialize PB object.')."""
 
 

@@ -23,6 +23,7 @@ from cryptography.hazmat.primitives import serialization
 
 from connector.connectors.kafka import keystores
 from connector.connectors.kafka.keystores import StoreError
+from connector.errors import KafkaSqlError
 
 _PASSTHROUGH = "properties."
 # Flink's option -> the client's (Java and Python clients share these names).
@@ -34,7 +35,7 @@ _CLIENT_KEYS = {
 }
 
 
-class RegistryError(RuntimeError):
+class RegistryRequestError(KafkaSqlError, RuntimeError):
     """The registry refused or could not be reached; the message says which and why."""
 
 
@@ -74,9 +75,9 @@ def _client(options: Mapping[str, Any]) -> Any:
         with _pem_files(stores) as files:  # read into the client's TLS context when it is made, then removed
             return SchemaRegistryClient({**client_config(options), **files})
     except StoreError as err:
-        raise RegistryError(f"schema registry option '{err.key}': {err}") from None
+        raise RegistryRequestError(f"schema registry option '{err.key}': {err}") from None
     except (ValueError, OSError) as err:
-        raise RegistryError(f"schema registry options: {err}") from None
+        raise RegistryRequestError(f"schema registry options: {err}") from None
 
 
 # Flink's 'avro-confluent.ssl.*' options: Java stores (JKS or PKCS12), as Confluent's Java client reads them.
@@ -126,28 +127,29 @@ def shown_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"***@{host}{f':{parts.port}' if parts.port else ''}"))
 
 
-def _failure(options: Mapping[str, Any], action: str, err: Exception) -> RegistryError:
-    from confluent_kafka.schema_registry.error import SchemaRegistryError
+def _failure(options: Mapping[str, Any], action: str, err: Exception) -> RegistryRequestError:
+    from confluent_kafka.schema_registry.error import SchemaRegistryError as ClientError
 
     where = shown_url(str(options["url"]))
-    if isinstance(err, SchemaRegistryError):
+    if isinstance(err, ClientError):
         status = err.http_status_code
         if status in (401, 403):
             what = "authentication failed" if status == 401 else "access denied"
-            return RegistryError(f"schema registry {where}: {action}: {what} (HTTP {status}: {err.error_message})")
-        return RegistryError(f"schema registry {where}: {action}: {err.error_message} (HTTP {status})")
-    return RegistryError(f"schema registry {where} is not reachable: {action}: {type(err).__name__}: {err}")
+            detail = f"{what} (HTTP {status}: {err.error_message})"
+            return RegistryRequestError(f"schema registry {where}: {action}: {detail}")
+        return RegistryRequestError(f"schema registry {where}: {action}: {err.error_message} (HTTP {status})")
+    return RegistryRequestError(f"schema registry {where} is not reachable: {action}: {type(err).__name__}: {err}")
 
 
 def subject_schemas(options: Mapping[str, Any], subject: str) -> list[Registered]:
     """Every version of `subject` (none when the subject does not exist)."""
-    from confluent_kafka.schema_registry.error import SchemaRegistryError
+    from confluent_kafka.schema_registry.error import SchemaRegistryError as ClientError
 
     client = _client(options)
     try:
         versions = client.get_versions(subject)
         found = [client.get_version(subject, v) for v in versions]
-    except SchemaRegistryError as err:
+    except ClientError as err:
         if err.http_status_code == 404:
             return []
         raise _failure(options, f"reading subject '{subject}'", err) from None
@@ -160,7 +162,7 @@ def registered_id(options: Mapping[str, Any], subject: str, schema: Mapping[str,
     """The id of `schema` under `subject`: registered if need be (`register`, Flink's 'auto.register.schemas'),
     else looked up, failing when the registry does not hold it."""
     from confluent_kafka.schema_registry import Schema
-    from confluent_kafka.schema_registry.error import SchemaRegistryError
+    from confluent_kafka.schema_registry.error import SchemaRegistryError as ClientError
 
     client = _client(options)
     text = json.dumps(schema)
@@ -169,9 +171,9 @@ def registered_id(options: Mapping[str, Any], subject: str, schema: Mapping[str,
         if register:
             return int(client.register_schema(subject, Schema(text, "AVRO")))
         return int(client.lookup_schema(subject, Schema(text, "AVRO")).schema_id)
-    except Exception as err:  # SchemaRegistryError or transport errors
-        if isinstance(err, SchemaRegistryError) and err.http_status_code == 404 and not register:
-            raise RegistryError(
+    except Exception as err:  # the client's SchemaRegistryError or transport errors
+        if isinstance(err, ClientError) and err.http_status_code == 404 and not register:
+            raise RegistryRequestError(
                 f"subject '{subject}' of schema registry {shown_url(str(options['url']))} does not hold the table's "
                 "schema, and 'auto.register.schemas' is false: register it first"
             ) from None

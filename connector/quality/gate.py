@@ -42,6 +42,7 @@ from connector.catalog.model import Pipeline, Table
 from connector.catalog.types import spark_type
 from connector.connectors import reading, writing
 from connector.diagnostics import Diagnostic, PipelineError
+from connector.errors import KafkaSqlError
 from connector.quality import expectations
 from connector.quality.figures import (
     DROPPED,
@@ -72,7 +73,7 @@ _FLAG = "__dq_{}"
 _REJECTED = {Action.QUARANTINE: "__dq_quarantine", Action.DROP: "__dq_drop"}
 
 
-class QualityGateError(Exception):
+class QualityGateError(KafkaSqlError):
     """A micro-batch failed an expectation whose action is `fail`; the message is the report."""
 
 

@@ -26,6 +26,7 @@ from pyspark.sql.udtf import UserDefinedTableFunction
 from connector.catalog import python_udfs
 from connector.catalog.model import Function
 from connector.catalog.types import spark_type
+from connector.errors import KafkaSqlError
 
 _shipped: set[str] = set()  # (SparkContext, top-level module) pairs already added
 
@@ -67,7 +68,7 @@ def located_name(name: str) -> str:
     return f"__{name}_at_row"
 
 
-class PythonFunctionError(Exception):
+class PythonFunctionError(KafkaSqlError):
     """A pipeline's Python function raised; the message names it, the arguments of the failing call and, where
     known, the source record of the row."""
 

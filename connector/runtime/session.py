@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from connector.errors import KafkaSqlError
 from connector.runtime import class_cache, live
 from connector.runtime.python_launcher import python_executable
 
@@ -201,7 +202,7 @@ def spark_session(master: str, app_name: str, jars: Sequence[Path] = (), launch:
     return spark
 
 
-class SparkStartError(Exception):
+class SparkStartError(KafkaSqlError):
     """The session could not be created (a standalone master that never accepted the application, ...)."""
 
 

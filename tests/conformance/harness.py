@@ -44,7 +44,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from connector.catalog.loader import load_text
 from connector.dev import broker, postgres
 from connector.dev.postgres import PostgresInfo
-from connector.dev.registry import RegistryInfo
+from connector.dev.schema_registry_server import RegistryInfo
 from connector.sql.template.templating import render_string
 
 CASES = Path(__file__).resolve().parent / "cases"

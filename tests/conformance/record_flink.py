@@ -20,10 +20,11 @@ from pathlib import Path
 
 from harness import Case, case_names
 
-from connector.dev import broker, postgres, registry
+from connector.dev import broker, postgres
+from connector.dev import schema_registry_server as registry
 from connector.dev.maven import Artifact, resolve_jars
 from connector.dev.postgres import PostgresInfo
-from connector.dev.registry import RegistryInfo
+from connector.dev.schema_registry_server import RegistryInfo
 
 FLINK_VERSION = "2.3.0"
 KAFKA_CONNECTOR = Artifact("org.apache.flink", "flink-sql-connector-kafka", "5.0.0-2.2")

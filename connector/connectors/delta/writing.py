@@ -28,9 +28,10 @@ from connector.connectors.arrow_batches import ArrowBatchWriter, CollectedBatch
 from connector.connectors.delta.factory import DeltaOptions
 from connector.connectors.writing import DELETED, BatchWriter, persisted_columns
 from connector.diagnostics import Diagnostic, PipelineError
+from connector.errors import KafkaSqlError
 
 
-class DeltaSinkError(RuntimeError):
+class DeltaSinkError(KafkaSqlError, RuntimeError):
     """delta-rs refused a micro-batch; the message names the table, its path and the reason."""
 
 

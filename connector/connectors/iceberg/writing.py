@@ -32,13 +32,14 @@ from connector.connectors.arrow_batches import ArrowBatchWriter, CollectedBatch
 from connector.connectors.iceberg.factory import IcebergOptions, table_identifier
 from connector.connectors.writing import DELETED, BatchWriter, persisted_columns
 from connector.diagnostics import Diagnostic, PipelineError
+from connector.errors import KafkaSqlError
 
 QUERY_PROPERTY = "kafka-sql.query-id"
 BATCH_PROPERTY = "kafka-sql.batch-id"
 _COMMIT_ATTEMPTS = 5  # another writer committed first: reload and try again
 
 
-class IcebergSinkError(RuntimeError):
+class IcebergSinkError(KafkaSqlError, RuntimeError):
     """pyiceberg refused a micro-batch or the table; the message names the sink, the table and the reason."""
 
 

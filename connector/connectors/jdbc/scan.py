@@ -32,10 +32,12 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from connector.errors import KafkaSqlError
+
 NAME = "flink-jdbc-scan"
 
 
-class JdbcScanError(RuntimeError):
+class JdbcScanError(KafkaSqlError, RuntimeError):
     """The database refused the read; the message names the table, the url and the database's reason."""
 
 

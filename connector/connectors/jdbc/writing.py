@@ -29,6 +29,7 @@ from connector.connectors.filesystem.sink_log import query_id
 from connector.connectors.jdbc.factory import POSTGRES_DRIVER, JdbcOptions, driver_of
 from connector.connectors.writing import DELETED, BatchWriter, Staged, persisted_columns
 from connector.diagnostics import Diagnostic, PipelineError
+from connector.errors import KafkaSqlError
 from connector.runtime.hadoop_fs import HadoopFs
 
 BATCHES_TABLE = "kafka_sql_batches"
@@ -36,7 +37,7 @@ _SEQUENCE = "__kafka_sql_seq"
 _RETRIED_STATES = ("08", "40")  # connection exceptions, transaction rollbacks (serialization failures)
 
 
-class JdbcError(RuntimeError):
+class JdbcError(KafkaSqlError, RuntimeError):
     """The database refused a micro-batch; the message names the table and the database's reason."""
 
 

@@ -6,8 +6,10 @@ Spark wraps them in its own exception, whose message contains `KafkaSourceError:
 
 from __future__ import annotations
 
+from connector.errors import KafkaSqlError
 
-class KafkaSourceError(Exception):
+
+class KafkaSourceError(KafkaSqlError):
     """A problem the user must act on (bad option, missing committed offset, lost data); no traceback."""
 
 

@@ -28,6 +28,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 from cryptography.hazmat.primitives.serialization import pkcs12
 
+from connector.errors import KafkaSqlError
+
 _TRUST = ("ssl.truststore.location", "ssl.truststore.password", "ssl.truststore.type", "ssl.truststore.certificates")
 _KEY = ("ssl.keystore.location", "ssl.keystore.password", "ssl.keystore.type", "ssl.keystore.key",
         "ssl.keystore.certificate.chain")
@@ -35,7 +37,7 @@ _JAVA_MAGIC = (b"\xfe\xed\xfe\xed", b"\xce\xce\xce\xce")  # JKS, JCEKS
 KEYTOOL_TIMEOUT_SECONDS = 60.0
 
 
-class StoreError(ValueError):
+class StoreError(KafkaSqlError, ValueError):
     """A store that cannot be read; `key` is the property (without 'properties.') to point the user at."""
 
     def __init__(self, key: str, message: str) -> None:

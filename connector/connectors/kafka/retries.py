@@ -19,6 +19,7 @@ from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, ClusterMetadata, TopicMetadata
 
 from connector.connectors.kafka.client_log import LOGGER
+from connector.errors import KafkaSqlError
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +148,7 @@ _CLOSED_AT_REQUEST = re.compile(r"connection closed by peer: receive 0 after POL
 PROTOCOL_MISMATCH_CLOSES = 5
 
 
-class Refused(Exception):
+class Refused(KafkaSqlError):
     """The broker refused the client; the message says what failed (`refusal`)."""
 
 

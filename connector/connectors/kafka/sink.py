@@ -67,6 +67,7 @@ from connector.connectors.kafka.client_log import logged
 from connector.connectors.kafka.java_properties import librdkafka_properties
 from connector.connectors.kafka.retries import raise_transient_topic_error, retrying
 from connector.connectors.kafka.settings import NOT_CLIENT_PROPERTIES
+from connector.errors import KafkaSqlError
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +108,7 @@ _PRODUCER_ONLY = frozenset(
 )
 
 
-class KafkaSinkError(Exception):
+class KafkaSinkError(KafkaSqlError):
     """A record could not be written (bad topic, failed delivery); the message says which and why."""
 
 

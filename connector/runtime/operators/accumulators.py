@@ -28,10 +28,12 @@ from pyspark.sql.types import (
     ShortType,
 )
 
+from connector.errors import KafkaSqlError
+
 _BITS: dict[type[DataType], int] = {ByteType: 8, ShortType: 16, IntegerType: 32, LongType: 64}
 
 
-class AggregateError(Exception):
+class AggregateError(KafkaSqlError):
     """An aggregate this cannot compute (e.g. SUM of a STRING)."""
 
 

@@ -20,6 +20,7 @@ from sqlglot.parser import Parser
 from sqlglot.tokens import Token, TokenType
 
 from connector.diagnostics import Diagnostic, PipelineError
+from connector.errors import KafkaSqlError
 from connector.sql.dialect import nesting
 from connector.sql.dialect.flink import Flink
 
@@ -54,7 +55,7 @@ def _lines_of(text: str) -> _Lines:
 _DIALECT = Flink()
 
 
-class CompiledSqlglotError(RuntimeError):
+class CompiledSqlglotError(KafkaSqlError, RuntimeError):
     """sqlglot's compiled build is installed: it refuses the `flink` dialect, whose parser subclasses sqlglot's."""
 
 

@@ -12,10 +12,11 @@ from collections.abc import Iterator
 import sqlglot
 from sqlglot import exp
 
+from connector.errors import KafkaSqlError
 from connector.sql.dialect.flink import Flink
 
 
-class TranspileError(Exception):
+class TranspileError(KafkaSqlError):
     """A Flink construct with no faithful Spark equivalent; `node` is where it is written."""
 
     def __init__(self, message: str, node: exp.Expr | None = None) -> None:

@@ -61,6 +61,7 @@ from jinja2.loaders import split_template_path
 from jinja2.sandbox import SandboxedEnvironment
 
 from connector.diagnostics import Diagnostic, PipelineError, did_you_mean
+from connector.errors import KafkaSqlError
 from connector.secrets import is_secret_key
 from connector.sql.template.positions import Lexeme, Lines, PositionMarkers, Segment, lex, normalize_newlines, untag
 
@@ -106,7 +107,7 @@ class RenderedFile:
 # --- rendering ---------------------------------------------------------------------------------------
 
 
-class _RenderFailure(Exception):
+class _RenderFailure(KafkaSqlError):
     """A problem reported by the template context (var, env_var, raise_error)."""
 
     def __init__(self, code: str, message: str, culprit: str = "") -> None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from connector.diagnostics import did_you_mean
+from connector.errors import KafkaSqlError
 
 Columns = Mapping[str, exp.DataType | None]
 
@@ -43,7 +44,7 @@ class FieldAccess:
         return node
 
 
-class ResolutionError(Exception):
+class ResolutionError(KafkaSqlError):
     """A dotted name Flink would not resolve; the message says why, as Flink's validator does."""
 
     def __init__(self, message: str, code: str = "unknown-column") -> None:

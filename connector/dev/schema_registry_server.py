@@ -28,6 +28,7 @@ from pathlib import Path
 
 from connector.dev import broker, local
 from connector.dev.maven import MVN_TIMEOUT_SECONDS, MavenError
+from connector.errors import KafkaSqlError
 
 VERSION = "2.4.2.Final"
 _SOURCES = Path(__file__).resolve().parent / "apicurio"
@@ -36,7 +37,7 @@ _READY_SECONDS = 90.0
 API = "/apis/ccompat/v7"
 
 
-class RegistryError(RuntimeError):
+class RegistryStartError(KafkaSqlError, RuntimeError):
     """The registry could not be built or did not start."""
 
 
@@ -93,7 +94,7 @@ def build() -> Path:
     )  # fmt: skip
     if done.returncode != 0:
         shutil.rmtree(work, ignore_errors=True)
-        raise RegistryError(f"building Apicurio Registry {VERSION} failed: {(done.stdout + done.stderr)[-3000:]}")
+        raise RegistryStartError(f"building Apicurio Registry {VERSION} failed: {(done.stdout + done.stderr)[-3000:]}")
     shutil.rmtree(work / "target" / "classes", ignore_errors=True)
     if (home / _RUNNER).is_file():  # another process finished first
         shutil.rmtree(work, ignore_errors=True)
@@ -158,7 +159,8 @@ def start(log_dir: Path | None = None, port: int = 0, tls: ServerTls | None = No
     base = info.url.removesuffix(API)
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RegistryError(f"the schema registry exited ({process.returncode}): {log_file.read_text()[-3000:]}")
+            tail = log_file.read_text()[-3000:]
+            raise RegistryStartError(f"the schema registry exited ({process.returncode}): {tail}")
         try:
             with urllib.request.urlopen(f"{base}/health/ready", timeout=2, context=info.context()):
                 pass
@@ -167,7 +169,7 @@ def start(log_dir: Path | None = None, port: int = 0, tls: ServerTls | None = No
         except (urllib.error.URLError, ConnectionError, TimeoutError):
             time.sleep(0.25)
     stop(info)
-    raise RegistryError(f"the schema registry was not ready after {_READY_SECONDS:.0f} s (log {log_file})")
+    raise RegistryStartError(f"the schema registry was not ready after {_READY_SECONDS:.0f} s (log {log_file})")
 
 
 def _put(url: str, body: dict[str, str], context: ssl.SSLContext | None = None) -> None:
