@@ -458,7 +458,8 @@ def test_unknown_format_suggests_a_known_one() -> None:
 
 def test_parquet_is_filesystem_only() -> None:
     d = only_error(make_table({**KAFKA, "format": "parquet"}), "unsupported-format", "format")
-    assert "only supported by connector(s) filesystem" in d.message and "json, csv, raw" in d.message
+    assert "format 'parquet' is a file format; connector 'kafka' carries messages" in d.message
+    assert "json, csv, raw" in d.message
 
 
 def test_format_options_use_the_prefix_of_the_key_that_chose_the_format() -> None:
@@ -813,3 +814,14 @@ def test_print_and_blackhole_sinks() -> None:
         "Unsupported option 'path' for connector 'blackhole'. Supported options: connector, quality.on-failure, "
         "quality.quarantine.malformed, quality.quarantine.table, quality.results.path, quality.suite." in d.message
     )
+
+
+def test_upsert_kafka_refuses_a_changelog_format_with_flinks_words() -> None:
+    options = {"connector": "upsert-kafka", "topic": "t", "properties.bootstrap.servers": "b:9092",
+               "key.format": "json", "value.format": "debezium-json"}  # fmt: skip
+    messages = [d.message for d in validate_table(make_table(options, primary_key=["id"])) if d.severity == "error"]
+    assert any(
+        "'upsert-kafka' connector doesn't support 'debezium-json' as value format, because 'debezium-json' is not in "
+        "insert-only mode." in m
+        for m in messages
+    ), messages

@@ -195,10 +195,17 @@ def format_columns(table: Table, role: str) -> list[Column]:
     return factory.columns_of(table, resolved, slot.role)
 
 
+def upsert_source(table: Table) -> bool:
+    """Whether the table's connector reads its rows as upserts and deletes of the primary key (upsert-kafka)."""
+    factory = connector_factory(table)
+    return factory is not None and factory.upsert_source
+
+
 def reads_changelog(table: Table) -> bool:
-    """Whether the table's rows are a changelog, upserts and deletes of keys: an upsert-kafka table, or a table
-    whose value format is a changelog format (debezium-json). False for a table whose options are invalid."""
-    if table.connector == "upsert-kafka":
+    """Whether the table's rows are a changelog, upserts and deletes of keys: a table of an upsert source
+    (upsert-kafka), or one whose value format is a changelog format (debezium-json). False for a table whose
+    options are invalid."""
+    if upsert_source(table):
         return True
     try:
         found = _format_in(table, "value")

@@ -77,7 +77,6 @@ if TYPE_CHECKING:
 
 BOOTSTRAP_ENV = "KAFKA_SQL_BOOTSTRAP"
 CLIENT_CONFIG_ENV = "KAFKA_SQL_CLIENT_CONFIG"
-KAFKA_CONNECTORS = ("kafka", "upsert-kafka")
 INPUT_METADATA = ("timestamp", "headers")  # metadata an input row may set: the rest is Kafka's to assign
 SAMPLE_ROWS = 5
 # Input records may carry old timestamps (`timestamp` metadata): time-based retention must not delete them.
@@ -268,6 +267,14 @@ def run_pipeline_file(
     return PipelineResult(path, outputs)
 
 
+def _topic_table(table: Table) -> bool:
+    """Whether the table is of a connector of topics (kafka, upsert-kafka): the tables a test feeds and reads."""
+    from connector.connectors import registry
+
+    factory = registry.connector_factory(table)
+    return factory is not None and factory.topic_option is not None
+
+
 def _isolate(pipeline: Pipeline, bootstrap: str, run_id: str, client_properties: Mapping[str, str]) -> dict[str, str]:
     """Point every Kafka table at a fresh topic on `bootstrap`, and every other sink at one too (JSON)."""
     from connector.connectors import registry
@@ -277,24 +284,24 @@ def _isolate(pipeline: Pipeline, bootstrap: str, run_id: str, client_properties:
     client = librdkafka_properties(client_properties)
     topics: dict[str, str] = {}
     for key, table in pipeline.tables.items():
-        if table.connector not in KAFKA_CONNECTORS and key not in sinks:
+        if not _topic_table(table) and key not in sinks:
             continue
         topic = f"{re.sub(r'[^A-Za-z0-9._-]+', '-', table.name)}-{run_id}"
         broker.create_topic(bootstrap, topic, config=TOPIC_CONFIG, client=client)
         topics[key] = topic
-        if table.connector in KAFKA_CONNECTORS:
+        factory = registry.connector_factory(table)
+        if _topic_table(table) and factory is not None:
             options = {k: v for k, v in table.options.items()
                        if not _SECURITY_PROPERTY.match(k) and not _STARTS_AND_BOUNDS.match(k) and k != "topic-pattern"}
-            if table.connector == "kafka":
+            if any(o.key == "scan.startup.mode" for o in factory.options):
                 options["scan.startup.mode"] = "earliest-offset"
             for unique in ("properties.group.id", "sink.transactional-id-prefix"):
                 if unique in options:
                     options[unique] = f"{options[unique]}-{run_id}"
         else:  # a data-quality gate ('quality.*') stays with its sink
-            factory = registry.connector_factory(table)
             keyed = bool(table.primary_key) and factory is not None and factory.updates == "with-primary-key"
-            written = ({"connector": "upsert-kafka", "key.format": "json", "value.format": "json"} if keyed
-                       else {"connector": "kafka", "format": "json"})
+            stand_ins = {f.upsert_source: f.stand_in for f in registry.factories().values() if f.stand_in}
+            written = dict(stand_ins[keyed])
             options = {**written, **{k: v for k, v in table.options.items() if k.startswith("quality.")}}
         table.options = {
             **options,
@@ -310,11 +317,11 @@ def _check_inputs(pipeline: Pipeline, inputs: Mapping[str, Sequence[Mapping[str,
     for name, rows in inputs.items():
         table = pipeline.table(name)
         if table is None:
-            kafka = [t.name for t in pipeline.tables.values() if t.connector in KAFKA_CONNECTORS]
+            kafka = [t.name for t in pipeline.tables.values() if _topic_table(t)]
             raise PipelineRunError(
                 f"inputs: {path} has no table '{name}'.{did_you_mean(name, kafka)} Kafka tables: {', '.join(kafka)}."
             )
-        if table.connector not in KAFKA_CONNECTORS:
+        if not _topic_table(table):
             raise PipelineRunError(
                 f"inputs: table '{name}' uses connector '{table.connector}'; only Kafka tables take input rows."
             )
@@ -429,6 +436,7 @@ def _wait(running: Sequence[RunningQuery], timeout: float) -> None:
 
 def _read_sink(spark: SparkSession, table: Table, topic: str) -> SinkOutput:
     """The sink's topic, decoded with its formats; an upsert-kafka sink materialized (last row per key)."""
+    from connector.connectors import registry
     from connector.connectors.kafka.reading import kafka_rows
     from connector.connectors.kafka.source import KafkaSource
     from connector.connectors.reading import DELETED, OFFSET, PARTITION
@@ -446,7 +454,7 @@ def _read_sink(spark: SparkSession, table: Table, topic: str) -> SinkOutput:
     raw = spark.read.format(KafkaSource.name()).options(**options).load()
     decoded = kafka_rows(raw, table, observation=f"malformed_{uuid.uuid4().hex}")
     names = [c.name for c in table.columns if c.persisted]
-    upsert = table.connector == "upsert-kafka"
+    upsert = registry.upsert_source(table)
     hidden = [PARTITION, OFFSET, *([DELETED] if upsert else [])]
     records = sorted(decoded.select(*names, *hidden).collect(), key=lambda r: (r[PARTITION], r[OFFSET]))
     rows = [{n: record.asDict(recursive=True)[n] for n in names} for record in records]

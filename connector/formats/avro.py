@@ -205,7 +205,7 @@ AVRO = Format(
     "Apache Avro records, binary or JSON-encoded; their schema is derived from the table's columns as Flink does.",
     options=tuple(v for v in vars(AvroOptions).values() if isinstance(v, ConfigOption)),
     codec=AvroCodec(),
-    connectors=("kafka", "upsert-kafka"),
+    carrier="messages",
     rules=(_schema_rule,),
 )
 FORMATS = (AVRO,)

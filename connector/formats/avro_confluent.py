@@ -137,8 +137,9 @@ def _rules(check: FormatCheck) -> None:
 def registry_rules(check: FormatCheck) -> None:
     """What the registry options need: a subject to read and register under."""
     if check.options.get(AvroConfluentOptions.SUBJECT) is None:
-        topic = check.table.options.get("topic")
-        if check.table.connector not in ("kafka", "upsert-kafka") or not topic or ";" in topic:
+        named = check.factory.topic_option
+        topic = check.table.options.get(named) if named else None
+        if not topic or ";" in topic:
             check.report(
                 "missing-option",
                 f"'{check.prefix}subject' is required: the table has no single Kafka topic to name the subject after.",
@@ -268,7 +269,7 @@ AVRO_CONFLUENT = Format(
     "Avro records in the Confluent wire format, their schemas in a Confluent-compatible schema registry.",
     options=tuple(v for v in vars(AvroConfluentOptions).values() if isinstance(v, ConfigOption)),
     codec=AvroConfluentCodec(),
-    connectors=("kafka", "upsert-kafka"),
+    carrier="messages",
     passthrough_prefixes=("properties.",),
     rules=(_rules,),
 )

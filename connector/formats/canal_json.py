@@ -155,7 +155,7 @@ CANAL_JSON = Format(
     options=(*(v for v in vars(CanalJsonOptions).values() if isinstance(v, ConfigOption)), *JSON_OPTIONS),
     codec=CanalJsonCodec(),
     changelog=True,
-    connectors=("kafka",),
+    carrier="messages",
     readable_metadata=METADATA,
 )
 FORMATS = (CANAL_JSON,)

@@ -154,7 +154,7 @@ DEBEZIUM_AVRO_CONFLUENT = Format(
     options=_READING,
     codec=DebeziumAvroConfluentCodec(),
     changelog=True,
-    connectors=("kafka",),
+    carrier="messages",
     passthrough_prefixes=("properties.",),
     rules=(_rules,),
 )

@@ -137,7 +137,7 @@ DEBEZIUM_JSON = Format(
     options=(*(v for v in vars(DebeziumJsonOptions).values() if isinstance(v, ConfigOption)), *JSON_OPTIONS),
     codec=DebeziumJsonCodec(),
     changelog=True,
-    connectors=("kafka",),
+    carrier="messages",
     readable_metadata=METADATA,
 )
 FORMATS = (DEBEZIUM_JSON,)

@@ -91,7 +91,7 @@ MAXWELL_JSON = Format(
     options=JSON_OPTIONS,
     codec=MaxwellJsonCodec(),
     changelog=True,
-    connectors=("kafka",),
+    carrier="messages",
     readable_metadata=METADATA,
 )
 FORMATS = (MAXWELL_JSON,)

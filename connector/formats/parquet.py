@@ -37,7 +37,7 @@ PARQUET = Format(
     "Apache Parquet files. Other 'parquet.*' keys (e.g. 'parquet.compression') are passed to the writer.",
     options=(ParquetOptions.UTC_TIMEZONE,),
     codec=ParquetCodec(),
-    connectors=("filesystem",),
+    carrier="files",
     open_options=True,
 )
 FORMATS = (PARQUET,)

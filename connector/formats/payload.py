@@ -203,7 +203,8 @@ class PayloadFormat:
             for c in chosen
         )
         skips = any(o.key == "ignore-parse-errors" for o in declared.options)
-        topic = table.options.get("topic") if table.connector in ("kafka", "upsert-kafka") else None
+        factory = registry.connector_factory(table)
+        topic = table.options.get(factory.topic_option) if factory is not None and factory.topic_option else None
         fmt = cls(
             identifier,
             codec,

@@ -205,7 +205,7 @@ PROTOBUF = Format(
     "Protocol Buffers messages of a .proto message; kafka-sql reads its descriptor set ('protobuf.descriptor-file').",
     options=tuple(v for v in vars(ProtobufOptions).values() if isinstance(v, ConfigOption)),
     codec=ProtobufCodec(),
-    connectors=("kafka", "upsert-kafka"),
+    carrier="messages",
     rules=(_schema_rule,),
 )
 FORMATS = (PROTOBUF,)

@@ -192,7 +192,7 @@ RAW = Format(
     "The raw bytes of the key or value as one column (STRING decoded with 'raw.charset').",
     options=(RawOptions.CHARSET, RawOptions.ENDIANNESS),
     codec=RawCodec(),
-    connectors=("kafka", "upsert-kafka"),
+    carrier="messages",
     rules=(_raw_single_column,),
 )
 FORMATS = (RAW,)

@@ -76,7 +76,8 @@ class Format:
     options: tuple[ConfigOption[Any], ...] = ()
     codec: Codec | None = None  # what it does on Spark; None: declared so tables get "not supported yet"
     changelog: bool = False  # produces UPDATE/DELETE rows (CDC formats); insert-only otherwise
-    connectors: tuple[str, ...] = ()  # when set, only these connectors can use the format
+    # What carries it: 'messages' (a record per message: Kafka), 'files' (a file format: parquet), or 'any'.
+    carrier: Literal["any", "messages", "files"] = "any"
     open_options: bool = False  # undeclared '<format>.*' keys are passed through to the library
     passthrough_prefixes: tuple[str, ...] = ()  # '<format>.properties.*': handed to the library untouched
     rules: tuple[FormatRule, ...] = ()
@@ -132,6 +133,17 @@ class Factory:
     # Which changes a sink takes (Flink's ChangelogMode): 'inserts' only, 'all' (updates and deletes), or all of
     # them when the table declares a PRIMARY KEY ('with-primary-key': Flink's upsert mode of jdbc).
     updates: Literal["inserts", "all", "with-primary-key"] = "inserts"
+    # What the connector can do, which the layers outside its package (planning, the engine, the quality gate, the
+    # formats, the pytest plugin) ask instead of its name:
+    carries: Literal["messages", "files"] | None = None  # what its formats are written in: messages or files
+    topic_option: str | None = None  # the option naming its topic (a schema registry subject's, a test's topic)
+    commits_offsets: bool = False  # commits its consumer group's offsets after each micro-batch (Flink: checkpoint)
+    record_provenance: bool = False  # its rows come with topic, partition and offset (quarantine, quality report)
+    upsert_source: bool = False  # its rows are upserts and deletes of the primary key (Flink's ChangelogNormalize)
+    shows_row_kinds: bool = False  # a sink that writes each change with its kind (+I, -U, +U, -D)
+    # The options of a table of this connector that stands in for any sink in a pipeline test (the pytest plugin
+    # reads the sink's rows back from it); an upsert source stands in for sinks keyed by a primary key.
+    stand_in: Mapping[str, str] | None = None
 
     @property
     def source(self) -> bool:
@@ -155,7 +167,7 @@ class Factory:
         return tuple(
             f.identifier
             for f in self.formats
-            if f.supported and (not f.connectors or self.identifier in f.connectors)
+            if f.supported and not self.refuses(f)
         )
 
     def metadata_for_reading(self, options: ResolvedOptions) -> dict[str, str]:
@@ -283,10 +295,23 @@ class Factory:
         if not fmt.supported:
             why = f" {fmt.refusal}" if fmt.refusal else ""
             return f"format '{identifier}' is not supported yet.{why} Supported formats: {supported}."
-        if fmt.connectors and self.identifier not in fmt.connectors:
+        refusal = self.refuses(fmt)
+        if refusal:
+            return f"{refusal} Supported formats for connector '{self.identifier}': {supported}."
+        return ""
+
+    def refuses(self, fmt: Format) -> str:
+        """Why this connector cannot take `fmt` ('' when it can): a format carried by messages in a connector of
+        files or the other way round, or a changelog format in a source of upserts (Flink: "'upsert-kafka' connector
+        doesn't support 'debezium-json' as value format, because 'debezium-json' is not in insert-only mode")."""
+        if fmt.carrier != "any" and fmt.carrier != self.carries:
+            kinds = {"messages": "a format of messages (one record each)", "files": "a file format"}
+            has = f"carries {self.carries}" if self.carries else "takes no such format"
+            return f"format '{fmt.identifier}' is {kinds[fmt.carrier]}; connector '{self.identifier}' {has}."
+        if fmt.changelog and self.upsert_source:
             return (
-                f"format '{identifier}' is only supported by connector(s) {', '.join(fmt.connectors)}, not "
-                f"'{self.identifier}'. Supported formats for connector '{self.identifier}': {supported}."
+                f"'{self.identifier}' connector doesn't support '{fmt.identifier}' as value format, because "
+                f"'{fmt.identifier}' is not in insert-only mode."
             )
         return ""
 

@@ -152,8 +152,9 @@ def _format_key_forms(fmt: Format) -> str:
 
 def _format_section(fmt: Format) -> list[str]:
     lines = [f"### `{fmt.identifier}`", "", fmt.description, ""]
-    if fmt.connectors:
-        lines.append(f"Only with connector(s): {', '.join(f'`{c}`' for c in fmt.connectors)}.")
+    able = [f.identifier for f in registry.factories().values() if f.format_slots and not f.refuses(fmt)]
+    if len(able) < len([f for f in registry.factories().values() if f.format_slots]):
+        lines.append(f"Only with connector(s): {', '.join(f'`{c}`' for c in able)}.")
         lines.append("")
     lines.append(f"Keys are written {_format_key_forms(fmt)}; the table below shows the first form.")
     lines.append("")

@@ -142,7 +142,7 @@ def changelog_sources(
         return
     aggregated = aggregated_changelog(insert.query, lambda name: _reads_changelog(pipeline, name))
     if aggregated is not None:
-        cdc = all(t.connector != "upsert-kafka" for t in changelogs)  # upsert-kafka's normalization is an operator
+        cdc = not any(registry.upsert_source(t) for t in changelogs)  # an upsert source's normalization is an operator
         problem = retraction_problem(aggregated, kept_values=cdc)
         if problem is not None:
             report(
@@ -188,7 +188,7 @@ def changelog_problem(query: exp.Query, changelogs: list[Table]) -> str | None:
     or None: its own GROUP BY of a stream of inserts, or of a CDC-format changelog (whose old rows it retracts), can
     (`connector.planning.operators.changelog_aggregation`), and so can a Top-N of a stream of inserts
     (`connector.runtime.operators.top_n`)."""
-    keyed = [t for t in changelogs if t.connector == "upsert-kafka"]
+    keyed = [t for t in changelogs if registry.upsert_source(t)]
     if keyed:
         return (
             f"this query's updates come from the upsert-kafka table '{keyed[0].name}', whose old rows take an "

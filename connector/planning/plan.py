@@ -212,7 +212,8 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
     def source_plan(table: Table, hints: dict[str, str], view: str, query_name: str) -> SourcePlan:
         options = {**table.options, **hints}
         group = options.get("properties.group.id")
-        if table.connector in ("kafka", "upsert-kafka") and group:
+        factory = registry.connector_factory(table)
+        if factory is not None and factory.commits_offsets and group:
             key = (options.get("properties.bootstrap.servers", ""), group)
             owner = committing.setdefault(key, query_name)
             if owner != query_name and options.get("properties.commit.offsets.on.checkpoint", "true") != "false":
@@ -292,8 +293,10 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
             # format's sink writes them.
             plans = {k: dataclasses.replace(p, retractions=True) for k, p in plans.items()}
         # A print sink shows a CDC format's rows with Flink's kinds: +I, -U, +U, -D.
-        row_kinds = changelog and aggregated is None and sink.connector == "print" and isinstance(query, exp.Select)
-        row_kinds = row_kinds and all(p.table.connector != "upsert-kafka" for p in plans.values())
+        sink_factory = registry.connector_factory(sink)
+        shows_kinds = sink_factory is not None and sink_factory.shows_row_kinds
+        row_kinds = changelog and aggregated is None and shows_kinds and isinstance(query, exp.Select)
+        row_kinds = row_kinds and not any(registry.upsert_source(p.table) for p in plans.values())
         if row_kinds:
             plans = {k: dataclasses.replace(p, row_kinds=True) for k, p in plans.items()}
         query_proctimes = dict(proctimes)
@@ -304,7 +307,7 @@ def build(pipeline: Pipeline, default_name: str) -> PipelinePlan:
         # -D): the changelog operator and the Top-N's compute them. Where the changelog operator cannot (an
         # aggregate it lacks, a second stateful operator such as an upsert-kafka source's normalization), Spark's
         # aggregation shows each group's latest row per micro-batch, as +U.
-        attempts = [True, False] if sink.connector == "print" and updating else [False]
+        attempts = [True, False] if shows_kinds and updating else [False]
         spark: SparkQuery | None = None
         for printed in attempts:
             attempt = query.copy() if printed else query
@@ -441,8 +444,8 @@ def _inline_views(query: exp.Query, pipeline: Pipeline, inlined: set[str]) -> ex
 
 def _stateful_operators(spark: SparkQuery, sources: Iterable[SourcePlan]) -> list[str]:
     """The Python stateful operators a query runs, in words."""
-    found = [f"the upsert-kafka normalization of '{p.table.name}'" for p in sources
-             if p.retractions and p.table.connector == "upsert-kafka"]  # fmt: skip
+    found = [f"the {p.table.connector} normalization of '{p.table.name}'" for p in sources
+             if p.retractions and registry.upsert_source(p.table)]  # fmt: skip
     found += [f"an event-time temporal join of {t.right}" for t in spark.temporal_joins]
     found += ["a Top-N" if d.aggregation is None else "a Top-N over a GROUP BY" for d in spark.deduplications if d.top]
     found += ["an OVER aggregation" for _ in spark.over_aggregations]

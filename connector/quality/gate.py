@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from connector.catalog.model import Pipeline, Table
 from connector.catalog.types import spark_type
-from connector.connectors import reading, writing
+from connector.connectors import reading, registry, writing
 from connector.diagnostics import Diagnostic, PipelineError
 from connector.errors import KafkaSqlError
 from connector.quality import expectations
@@ -146,7 +146,8 @@ def for_query(pipeline: Pipeline, query: QueryPlan, root: Path) -> QualityGate |
     chosen = sink.options.get(QualityOptions.RESULTS_PATH.key)
     # One directory per query: several INSERTs may write the same table.
     results = f"{chosen.rstrip('/')}/{_safe(query.name)}" if chosen else str(root / query.checkpoint / "quality")
-    kafka_sources = [s.table for s in query.sources if s.table.connector in ("kafka", "upsert-kafka")]
+    factories = {s.table.name: registry.connector_factory(s.table) for s in query.sources}
+    kafka_sources = [s.table for s in query.sources if (f := factories[s.table.name]) and f.record_provenance]
     malformed = [s.table for s in query.sources] if expectations.quarantines_malformed(sink) else []
     return QualityGate(
         sink, rules, query.name, results, str(root / query.checkpoint), quarantine, kafka_sources, malformed

@@ -28,7 +28,7 @@ from sqlglot import exp
 
 from connector.catalog.model import ColumnKind, Pipeline, Table
 from connector.catalog.types import spark_type, timestamp_precision
-from connector.connectors import reading, writing
+from connector.connectors import reading, registry, writing
 from connector.connectors.kafka import reading as kafka_reading
 from connector.connectors.kafka.commit import commit_offsets_now
 from connector.planning.plan import PipelinePlan, QueryPlan, SourcePlan, source_behaviour
@@ -88,7 +88,7 @@ def _source_frame(
         frame = frame if source.retractions or source.row_kinds else frame.where(~update_before)
     if not source.row_kinds:
         frame, kinds = frame.drop(*kinds), []
-    if source.retractions and table.connector == "upsert-kafka":  # the old row of each key, to retract
+    if source.retractions and registry.upsert_source(table):  # the old row of each key, to retract
         frame = normalize(frame, list(table.primary_key))
     visible = [c.name for c in table.columns if c.kind is not ColumnKind.COMPUTED]
     # upsert-kafka: a tombstone is a DELETE of its key; the flag travels with `SELECT *` to an upsert/print sink.
@@ -453,7 +453,7 @@ def commit_final_offsets(running: RunningQuery) -> None:
     if not ran:
         return
     progress = ran[-1]
-    kafka = [s for s in running.plan.sources if s.table.connector in ("kafka", "upsert-kafka")]
+    kafka = [s for s in running.plan.sources if (f := registry.connector_factory(s.table)) and f.commits_offsets]
     for source_progress in progress.get("sources", []):
         end = source_progress.get("endOffset")
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from connector.catalog.model import Table
-from connector.connectors.kafka.options import KafkaOptions
+from connector.options import shared
 from connector.options.declarations import ConfigOption, ResolvedOptions, at_least, fraction
 from connector.options.factory import Check, Factory, SourceBehaviour
 from connector.options.types import BOOLEAN, DURATION, ENUM, FLOAT, INT, LONG, NUMBER
@@ -23,7 +23,7 @@ class DatagenOptions:
         "Total rows to generate (bounded); unlimited when unset.",
         constraint=at_least(0),
     )
-    SCAN_PARALLELISM = KafkaOptions.SCAN_PARALLELISM
+    SCAN_PARALLELISM = shared.SCAN_PARALLELISM
     KIND = ConfigOption(
         "fields.#.kind",
         ENUM("random", "sequence"),

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from connector.catalog.model import Table
-from connector.connectors.kafka.options import KafkaOptions
 from connector.diagnostics import did_you_mean
+from connector.options import shared
 from connector.options.declarations import ConfigOption, RequiredWhen, ResolvedOptions
 from connector.options.factory import Factory, FormatSlot, SourceBehaviour
 from connector.options.types import BOOLEAN, DURATION, ENUM, LIST, MEMORY_SIZE, STRING, OptionType
@@ -178,7 +178,7 @@ class FilesystemOptions:
         "DateTimeFormatter pattern parsing the string built by the timestamp pattern.",
         default="yyyy-MM-dd HH:mm:ss",
     )
-    SINK_PARALLELISM = KafkaOptions.SINK_PARALLELISM
+    SINK_PARALLELISM = shared.SINK_PARALLELISM
 
 
 def _describe_source(table: Table, opts: ResolvedOptions) -> SourceBehaviour:
@@ -206,6 +206,7 @@ FACTORY = Factory(
     describe_source=_describe_source,
     describe_sink=_describe_sink,
     format_slots=(FormatSlot("value", FilesystemOptions.FORMAT),),
+    carries="files",
     readable_metadata={
         "file.path": "STRING NOT NULL",
         "file.name": "STRING NOT NULL",

@@ -366,4 +366,9 @@ FACTORY = Factory(
     source_rules=(_group_id_for_committed_offsets,),
     sink_rules=(_dynamic_topic_needs_metadata, _changelog_format_sink),
     format_columns=_kafka_columns(_kafka_key_fields),
+    carries="messages",
+    topic_option=K.TOPIC.key,
+    commits_offsets=True,
+    record_provenance=True,
+    stand_in={"connector": "kafka", "format": "json"},
 )

@@ -7,6 +7,7 @@ import re
 from datetime import timedelta
 
 from connector.diagnostics import did_you_mean
+from connector.options import shared
 from connector.options.declarations import ConfigOption, RequiredWhen, ResolvedOptions, at_least
 from connector.options.types import BOOLEAN, DURATION, ENUM, INT, LIST, LONG, STRING, OptionType
 
@@ -224,9 +225,7 @@ class KafkaOptions:
         "earliest offset. '0' disables discovery. Off for bounded sources.",
         default=timedelta(minutes=5),
     )
-    SCAN_PARALLELISM = ConfigOption(
-        "scan.parallelism", INT, "Parallelism of the source.", constraint=at_least(1)
-    )
+    SCAN_PARALLELISM = shared.SCAN_PARALLELISM
     SINK_PARTITIONER = ConfigOption(
         "sink.partitioner",
         PARTITIONER,
@@ -265,12 +264,7 @@ class KafkaOptions:
         "Kafka 3.0).",
         default="INCREMENTING",
     )
-    SINK_PARALLELISM = ConfigOption(
-        "sink.parallelism",
-        INT,
-        "Parallelism of the sink; the upstream parallelism by default.",
-        constraint=at_least(1),
-    )
+    SINK_PARALLELISM = shared.SINK_PARALLELISM
     SINK_BUFFER_FLUSH_MAX_ROWS = ConfigOption(
         "sink.buffer-flush.max-rows",
         INT,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from connector.catalog.model import Table
-from connector.connectors.kafka.options import KafkaOptions
+from connector.options import shared
 from connector.options.declarations import ConfigOption, ResolvedOptions
 from connector.options.factory import Factory
 from connector.options.types import BOOLEAN, STRING
@@ -17,7 +17,7 @@ class PrintOptions:
     STANDARD_ERROR = ConfigOption(
         "standard-error", BOOLEAN, "Print to standard error instead of standard output.", default=False
     )
-    SINK_PARALLELISM = KafkaOptions.SINK_PARALLELISM
+    SINK_PARALLELISM = shared.SINK_PARALLELISM
 
 
 def _describe_sink(table: Table, opts: ResolvedOptions) -> dict[str, str]:
@@ -33,4 +33,5 @@ FACTORY = Factory(
     writer="connector.connectors.print.writing",
     describe_sink=_describe_sink,
     updates="all",
+    shows_row_kinds=True,
 )

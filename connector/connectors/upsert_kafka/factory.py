@@ -81,4 +81,10 @@ FACTORY = Factory(
     sink_rules=(_dynamic_topic_needs_metadata,),
     format_columns=_kafka_columns(_primary_key_fields),
     updates="all",
+    carries="messages",
+    topic_option=K.TOPIC.key,
+    commits_offsets=True,
+    record_provenance=True,
+    upsert_source=True,
+    stand_in={"connector": "upsert-kafka", "key.format": "json", "value.format": "json"},
 )
