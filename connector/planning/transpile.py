@@ -14,9 +14,11 @@ than renaming:
   view the engine defines with `dropDuplicates` (see `connector.planning.operators.deduplication` and `to_spark_query`);
   OVER aggregations likewise into a view a stateful operator defines (see `connector.planning.operators.over`).
 * Built-ins whose Spark namesake differs and CASTs to Flink types (see `connector.sql.rewrite.functions.builtins`),
-plural
-  interval units (see `connector.sql.rewrite.intervals`), 1-based array subscripts, and catalog-qualified table
-  names (Spark sees the temporary view registered under the bare table name).
+  plural interval units (see `connector.sql.rewrite.intervals`), 1-based array subscripts, and catalog-qualified
+  table names (Spark sees the temporary view registered under the bare table name).
+
+The rewrites run in the order `_Rewriter.query` lists them (`streaming_passes`, then `spark_passes`, then each
+expression), as sqlglot's optimizer runs its RULES.
 
 Anything Spark cannot compute the same way raises `TranspileError(message, node)`; `node` is the offending
 node of the caller's tree (it keeps its position), so the validator can point at the line.
@@ -155,6 +157,17 @@ def _counted_set(node: exp.Expr) -> exp.Expr | None:
     return None
 
 
+_Pass = Callable[[exp.Select], object]  # what a pass returns is not used
+
+
+@dataclass
+class _Operators:
+    """The stateful operators found in one query, transpiled once the walks over it are done."""
+
+    deduplications: list[Deduplication] = field(default_factory=list)
+    overs: list[OverAggregation] = field(default_factory=list)
+
+
 class _Rewriter:
     """One transpilation: the watermarked columns by relation and whether the query streams."""
 
@@ -212,49 +225,68 @@ class _Rewriter:
             aggregation.sql = spark_sql(self.query(aggregation.select, owned=True))
 
     def query(self, query: exp.Query, owned: bool = False) -> exp.Query:
+        """`query` rewritten for Spark: each pass of `streaming_passes` (a streaming query's) walks every SELECT
+        from the top, then the stateful operators found are transpiled as queries of their own, then each pass of
+        `spark_passes` walks every SELECT from the innermost, and last every expression is rewritten bottom-up."""
         tree = query if owned else query.copy()
-        found: list[Deduplication] = []
-        overs: list[OverAggregation] = []
-        if self.streaming:
+        found = _Operators()
+        for walk in self.streaming_passes(found) if self.streaming else ():
             for select in list(tree.find_all(exp.Select)):
-                rewrite_window_ranking(select)
-                rewrite_window_joins(select)
-            for select in list(tree.find_all(exp.Select)):
-                expose_windows(select)
-                expose_aggregated_windows(select)
-            for select in list(tree.find_all(exp.Select)):
-                if any(select.root() is over.select for over in overs):
-                    continue  # cut out into an OVER aggregation's view: transpiled on its own below
-                temporal = extract_temporal(select, self.watermarks, len(self.temporal_joins) + 1)
-                if temporal is not None:
-                    self.temporal_joins.append(temporal)
-                number = len(self.deduplications) + len(found) + 1
-                deduplication = extract(select, self.proctimes, number) or extract_distinct(select, number)
-                if deduplication is not None:
-                    found.append(deduplication)
-                    self.record_changes(deduplication, select)
-                    if deduplication.top is not None and deduplication.top.aggregated is not None:
-                        self.ranked_aggregation(deduplication, deduplication.top.aggregated)
-                number = len(self.over_aggregations) + len(overs) + 1
-                over = extract_over(select, self.watermarks, self.proctimes, number)
-                if over is not None:
-                    overs.append(over)
+                for rewrite in walk:
+                    rewrite(select)
         self.reject_unsupported(tree)
-        for over in overs:
+        for over in found.overs:
             over.sql = spark_sql(self.query(over.select))
-        self.over_aggregations.extend(overs)
-        for deduplication in found:
+        self.over_aggregations.extend(found.overs)
+        for deduplication in found.deduplications:
             deduplication.sql = spark_sql(self.query(deduplication.select))
-        self.deduplications.extend(found)
+        self.deduplications.extend(found.deduplications)
         for select in reversed(list(tree.find_all(exp.Select))):
-            rewrite_window_tvfs(select, self.watermarks)
-            rewrite_group_windows(select, self.watermarks)
-            self.unnest(select)
-            self.comma_joins(select)
-            self.table_functions(select)
+            for rewrite in self.spark_passes():
+                rewrite(select)
         result = _bottom_up(tree, self.expression)
         assert isinstance(result, exp.Query)
         return result
+
+    def streaming_passes(self, found: _Operators) -> tuple[tuple[_Pass, ...], ...]:
+        """The rewrites of a streaming query's SELECTs, in order; each tuple is one walk over them. Window Top-N
+        and window joins read the window TVFs as written, which exposing the windows changes; the stateful
+        operators are cut out of what remains."""
+        return (
+            (rewrite_window_ranking, rewrite_window_joins),
+            (expose_windows, expose_aggregated_windows),
+            (lambda select: self.stateful_operators(select, found),),
+        )
+
+    def spark_passes(self) -> tuple[_Pass, ...]:
+        """The rewrites of every SELECT into what Spark runs, in order, inner SELECTs first."""
+        return (
+            lambda select: rewrite_window_tvfs(select, self.watermarks),
+            lambda select: rewrite_group_windows(select, self.watermarks),
+            self.unnest,
+            self.comma_joins,
+            self.table_functions,
+        )
+
+    def stateful_operators(self, select: exp.Select, found: _Operators) -> None:
+        """Cut the stateful operators of `select` out into views of their own: an event-time temporal join, a
+        deduplication or Top-N, an OVER aggregation."""
+        if any(select.root() is over.select for over in found.overs):
+            return  # cut out into an OVER aggregation's view: transpiled on its own
+        temporal = extract_temporal(select, self.watermarks, len(self.temporal_joins) + 1)
+        if temporal is not None:
+            self.temporal_joins.append(temporal)
+        number = len(self.deduplications) + len(found.deduplications) + 1
+        deduplication = extract(select, self.proctimes, number) or extract_distinct(select, number)
+        if deduplication is not None:
+            found.deduplications.append(deduplication)
+            self.record_changes(deduplication, select)
+            if deduplication.top is not None and deduplication.top.aggregated is not None:
+                self.ranked_aggregation(deduplication, deduplication.top.aggregated)
+        number = len(self.over_aggregations) + len(found.overs) + 1
+        over = extract_over(select, self.watermarks, self.proctimes, number)
+        if over is not None:
+            found.overs.append(over)
 
     # -- constructs Spark cannot run ---------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ import logging
 import re
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -25,13 +26,15 @@ from connector.dev.maven import MavenError
 from connector.diagnostics import PipelineError, print_diagnostics
 from connector.planning.plan import PipelinePlan, build
 from connector.runtime import engine, live
-from connector.runtime.session import JvmLaunch, SparkStartError, master_unreachable, spark_session
+from connector.runtime.session import JvmLaunch, SparkStartError, driver_exit, master_unreachable, spark_session
 from connector.runtime.spark_jars import package_jars
 from connector.secrets import SecretMaskingFilter, is_secret_key
 from connector.sql.frontend import compile_file
 
 if TYPE_CHECKING:
     from pyspark.sql.streaming import StreamingQueryManager
+
+    from connector.catalog.model import Pipeline
 
 log = logging.getLogger(__name__)
 console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -259,22 +262,38 @@ def _run_file(path: Path, options: RunOptions) -> int:
 
     previous = signal.signal(signal.SIGINT, on_signal)
     try:
+        return _run_queries(spark, plan, pipeline, options, lambda: stop_requested)
+    except Exception:
+        gone = driver_exit()
+        if gone is None:
+            raise
+        console.print(f"[red]error[/red]: {escape(gone)}", highlight=False)
+        return EXIT_FAILED
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _run_queries(
+    spark: Any, plan: PipelinePlan, pipeline: Pipeline, options: RunOptions, stop_requested: Callable[[], bool]
+) -> int:
+    """Start the plan's queries and watch them to their end; the exit code."""
+    try:
         running = engine.start_all(spark, plan, options.checkpoint_dir, pipeline)
     except PipelineError as err:
-        signal.signal(signal.SIGINT, previous)
         print_diagnostics(console, err.diagnostics)
         return EXIT_ERRORS
     except Exception as err:  # Spark analysis errors and the like: the message, not a traceback
-        signal.signal(signal.SIGINT, previous)
+        if driver_exit() is not None:
+            raise
         console.print(f"[red]cannot start the pipeline[/red]: {_short(str(err))}", highlight=False)
         return EXIT_FAILED
     try:
-        failures = _monitor(spark.streams, running, options, lambda: stop_requested)
+        failures = _monitor(spark.streams, running, options, stop_requested)
     finally:
-        signal.signal(signal.SIGINT, previous)
-        for r in running:
-            if r.query.isActive:
-                r.query.stop()
+        if driver_exit() is None:
+            for r in running:
+                if r.query.isActive:
+                    r.query.stop()
     for failure in failures:
         console.print(f"[red]query failed[/red]: {failure}", markup=True, highlight=False)
     if any(r.gate is not None and r.gate.failure for r in running):
@@ -395,4 +414,7 @@ def _short(message: str) -> str:
     for noise in _NOISE:
         message = message.replace(noise, "")
     lines = [ln for ln in message.splitlines() if ln.strip() and not ln.startswith(("\tat ", "  File ", "    "))]
+    if "java.lang.OutOfMemoryError" in message or "exited with code 52" in message:  # 52: Spark executors' OOM exit
+        lines = [*lines[:5], "An executor ran out of memory: raise spark.executor.memory, or bound each micro-batch "
+                             "with the Kafka source's 'scan.max-records-per-batch'."]  # fmt: skip
     return "\n".join(lines[:6])

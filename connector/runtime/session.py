@@ -71,6 +71,14 @@ JIT_OPTIONS = (
     "-XX:Tier4InvocationThreshold=50000 -XX:Tier4MinInvocationThreshold=6000 -XX:Tier4CompileThreshold=150000 "
     "-XX:Tier4BackEdgeThreshold=400000"
 )
+# The driver JVM exits at its first OutOfMemoryError (HotSpot's exit code 3), so that a run reports it as such
+# (`driver_exit`) instead of losing the JVM's connection mid-call or running on with threads dead.
+OOM_OPTION = "-XX:+ExitOnOutOfMemoryError"
+OOM_EXIT_CODE = 3
+MEMORY_HINT = (
+    "raise the driver's memory (SPARK_DRIVER_MEMORY=4g, or spark.driver.memory in spark-defaults.conf), or bound "
+    "each micro-batch with the Kafka source's 'scan.max-records-per-batch'"
+)
 # The driver JVM's log configuration where Spark's conf folder has none (`_log_options`).
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
 # A local run starts without Spark's web UI: starting it took 0.5-1.1 s of a run's start-up on 2 cores (the first output
@@ -202,6 +210,19 @@ def spark_session(master: str, app_name: str, jars: Sequence[Path] = (), launch:
     return spark
 
 
+def driver_exit() -> str | None:
+    """Why this process's driver JVM is gone, when it is (None while it runs, or when it is not ours to watch)."""
+    from pyspark import SparkContext
+
+    process = getattr(SparkContext._gateway, "proc", None) if SparkContext._gateway is not None else None
+    code = process.poll() if process is not None else None
+    if code is None:
+        return None
+    if code == OOM_EXIT_CODE:
+        return f"the Spark driver ran out of memory (java.lang.OutOfMemoryError) and stopped: {MEMORY_HINT}"
+    return f"the Spark driver JVM exited with code {code}; its log above says why"
+
+
 class SparkStartError(KafkaSqlError):
     """The session could not be created (a standalone master that never accepted the application, ...)."""
 
@@ -247,7 +268,9 @@ def _settings(master: str, app_name: str, java_options: str | None) -> dict[str,
     # given twice), and a user's spark.driver.extraJavaOptions follow all of them.
     defaults = _spark_defaults()
     administrators = defaults.get("spark.driver.defaultJavaOptions", "").strip() or None
-    options = " ".join(o for o in (JIT_OPTIONS, _log_options(administrators), java_options, administrators) if o)
+    options = " ".join(
+        o for o in (JIT_OPTIONS, OOM_OPTION, _log_options(administrators), java_options, administrators) if o
+    )
     local = master.startswith("local") and UI_ENABLED not in defaults
     return {
         "spark.master": master,

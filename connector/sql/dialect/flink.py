@@ -49,6 +49,8 @@ class FlinkTokenizer(Hive.Tokenizer):
     NUMERIC_LITERALS: ClassVar[dict[str, str]] = {}
     # Binary string literals: X'616263' is BYTES
     HEX_STRINGS: ClassVar[list[str | tuple[str, str]]] = [("X'", "'"), ("x'", "'")]
+    # Unicode string literals, U&'\0041' (the parser decodes them: `connector.sql.dialect.unicode_strings`)
+    UNICODE_STRINGS: ClassVar[list[str | tuple[str, str]]] = [("U&'", "'"), ("u&'", "'")]
     # Hive's `$` parameters (`${var}`) are not Flink SQL; pipeline variables are Jinja's.
     SINGLE_TOKENS: ClassVar[dict[str, TokenType]] = {k: v for k, v in Hive.Tokenizer.SINGLE_TOKENS.items() if k != "$"}
 

@@ -26,6 +26,7 @@ from connector.sql.dialect.expressions import (
 )
 from connector.sql.dialect.flink_functions import CALL_META, flink_functions, takes
 from connector.sql.dialect.reserved import reserved_words
+from connector.sql.dialect import unicode_strings
 from connector.sql.dialect.schema_parser import FlinkSchemaParser
 
 # Flink's named window TVF parameters (`SIZE => INTERVAL '1' MINUTE`), mapped to WindowTVF args.
@@ -171,6 +172,15 @@ class FlinkParser(FlinkSchemaParser):
         TokenType.SHOW: lambda self: self._parse_flink_show(),
     }
 
+    STRING_PARSERS: ClassVar[dict[TokenType, Callable[..., exp.Expr]]] = {
+        **HiveParser.STRING_PARSERS,
+        TokenType.UNICODE_STRING: lambda self, token: self._parse_unicode_string(token),
+    }
+    PRIMARY_PARSERS: ClassVar[dict[TokenType, Callable[..., exp.Expr | None]]] = {
+        **HiveParser.PRIMARY_PARSERS,
+        **STRING_PARSERS,
+    }
+
     # Statements whose keyword the tokenizer leaves as a plain word.
     WORD_STATEMENT_PARSERS: ClassVar[dict[str, Callable[..., exp.Expr]]] = {
         "RESET": lambda self: self._parse_reset(),
@@ -183,6 +193,21 @@ class FlinkParser(FlinkSchemaParser):
         self._pending_hints: list[exp.Expr] | None = None
         # The name tokens of the calls being parsed, innermost last (see validate_expression).
         self._calls: list[Token] = []
+
+    def _parse_unicode_string(self, token: Token) -> exp.Expr:
+        """`U&'...' [UESCAPE 'c']` as the plain string it stands for, so that every layer after the parser (and
+        Spark) sees text."""
+        escape = "\\"
+        if self._match_text_seq("UESCAPE"):
+            written = self._parse_string()
+            escape = written.name if isinstance(written, exp.Literal) else ""
+        try:
+            unicode_strings.check_escape(escape)
+            text = unicode_strings.decode(token.text, escape)
+        except unicode_strings.UnicodeLiteralError as error:
+            self.raise_error(str(error), token)
+            text = token.text
+        return self.expression(exp.Literal(this=text, is_string=True), token)
 
     def _parse_function_call(self, *args: Any, **kwargs: Any) -> exp.Expr | None:
         if not self._curr:
