@@ -1,4 +1,6 @@
-"""Shared fixtures: one real Kafka broker and one SparkSession per test run, topics and a producer."""
+"""Fixtures of every test folder: one real Kafka broker and one SparkSession per test run, topics and a producer,
+PostgreSQL and a schema registry; and the rule of the folders (tests/README.md): a test in unit/ starts no Spark
+session and no service, one in integration/ no broker or other service."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import re
 import sys
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -23,6 +26,9 @@ from connector.runtime.session import SESSION_CONF
 if TYPE_CHECKING:
     from pyspark._typing import PrimitiveType
     from pyspark.sql import SparkSession
+
+# The helpers of tests/support/ report failed asserts as pytest does in test modules.
+pytest.register_assert_rewrite("support")
 
 # Spark's Python workers (and the Python Data Source) must run in this venv's interpreter.
 os.environ["PYSPARK_PYTHON"] = python_executable()
@@ -162,3 +168,25 @@ def schema_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Regist
         yield info
     finally:
         registry.stop(info)
+
+
+# What a test of each folder must not ask for (directly or through its fixtures): unit tests start no Spark session
+# and no service, integration tests a Spark session but no broker, database or registry. e2e/ and conformance/ may
+# ask for anything.
+SERVICES = {"kafka_bootstrap", "topic_factory", "produce", "postgres_server", "schema_registry"}
+FORBIDDEN = {"unit": SERVICES | {"spark"}, "integration": SERVICES}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    tests = Path(__file__).parent
+    for item in items:
+        try:
+            folder = item.path.relative_to(tests).parts[0]
+        except ValueError:
+            continue
+        wrong = sorted(FORBIDDEN.get(folder, set()) & set(getattr(item, "fixturenames", ())))
+        if wrong:
+            raise pytest.UsageError(
+                f"{item.nodeid} uses {', '.join(wrong)}: tests in tests/{folder}/ must not (see tests/README.md); "
+                "move it to the folder of what it needs"
+            )

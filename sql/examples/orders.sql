@@ -1,6 +1,6 @@
 -- Orders cleaning: keep valid orders with the customer name normalised and the amount in EUR; send the rest
 -- to a reject sink. Sample data: `kafka-sql produce orders sql/examples/orders.jsonl --key-field id`.
--- Tested with expectations in tests/test_examples.py (the kafka-sql pytest plugin).
+-- Tested with expectations in tests/e2e/test_examples.py (the kafka-sql pytest plugin).
 SET 'pipeline.name' = 'orders';
 
 CREATE TABLE orders (
