@@ -16,6 +16,10 @@ mapping is lossy, and says so here (the explainer repeats these notes to users):
 * NOT NULL becomes `nullable=False` on struct fields, array elements and map values (`spark_field` for
   top-level columns); Spark does not enforce it on data produced by expressions.
 
+Spark types are named here as Spark SQL DDL text (`spark_type_ddl`), which is all that validation and the SQL the
+engine runs need, so this module imports no Spark; `connector.catalog.spark_types` builds the same types as pyspark
+objects for the runtime.
+
 `cast_support` is Flink's cast matrix: `kafka-sql validate` rejects an explicit CAST that Flink rejects
 (Spark would run some of them, e.g. BIGINT to TIMESTAMP) wherever the type of the value cast is evident.
 """
@@ -23,8 +27,8 @@ mapping is lossy, and says so here (the explainer repeats these notes to users):
 from __future__ import annotations
 
 from enum import Enum
+from typing import NamedTuple
 
-from pyspark.sql import types as T
 from sqlglot import exp
 
 from connector.errors import KafkaSqlError
@@ -34,65 +38,59 @@ DType = exp.DType
 
 _STRINGS = {DType.CHAR, DType.VARCHAR, DType.TEXT, DType.NCHAR, DType.NVARCHAR, DType.BPCHAR}
 _BINARIES = {DType.BINARY, DType.VARBINARY, DType.BLOB}
-_SIMPLE: dict[DType, T.DataType] = {
-    DType.BOOLEAN: T.BooleanType(),
-    DType.TINYINT: T.ByteType(),
-    DType.SMALLINT: T.ShortType(),
-    DType.INT: T.IntegerType(),
-    DType.BIGINT: T.LongType(),
-    DType.FLOAT: T.FloatType(),
-    DType.DOUBLE: T.DoubleType(),
-    DType.DATE: T.DateType(),
-    DType.TIME: T.StringType(),
-    DType.TIMESTAMP: T.TimestampNTZType(),
-    DType.TIMESTAMPNTZ: T.TimestampNTZType(),
-    DType.TIMESTAMPLTZ: T.TimestampType(),
-    DType.TIMESTAMPTZ: T.TimestampType(),
-    DType.NULL: T.NullType(),
-    DType.VARIANT: T.VariantType(),
+# The Spark type of each Flink type without parameters, as Spark SQL names it.
+_SIMPLE: dict[DType, str] = {
+    **dict.fromkeys(_STRINGS, "STRING"),
+    **dict.fromkeys(_BINARIES, "BINARY"),
+    DType.BOOLEAN: "BOOLEAN",
+    DType.TINYINT: "TINYINT",
+    DType.SMALLINT: "SMALLINT",
+    DType.INT: "INT",
+    DType.BIGINT: "BIGINT",
+    DType.FLOAT: "FLOAT",
+    DType.DOUBLE: "DOUBLE",
+    DType.DATE: "DATE",
+    DType.TIME: "STRING",
+    DType.TIMESTAMP: "TIMESTAMP_NTZ",
+    DType.TIMESTAMPNTZ: "TIMESTAMP_NTZ",
+    DType.TIMESTAMPLTZ: "TIMESTAMP",
+    DType.TIMESTAMPTZ: "TIMESTAMP",
+    DType.NULL: "VOID",
+    DType.VARIANT: "VARIANT",
 }
-_YEAR_MONTH_FIELDS = {"YEAR": T.YearMonthIntervalType.YEAR, "MONTH": T.YearMonthIntervalType.MONTH}
-_DAY_TIME_FIELDS = {
-    "DAY": T.DayTimeIntervalType.DAY,
-    "HOUR": T.DayTimeIntervalType.HOUR,
-    "MINUTE": T.DayTimeIntervalType.MINUTE,
-    "SECOND": T.DayTimeIntervalType.SECOND,
-}
+YEAR_MONTH_FIELDS = ("YEAR", "MONTH")
+DAY_TIME_FIELDS = ("DAY", "HOUR", "MINUTE", "SECOND")
 
 
 class TypeMappingError(KafkaSqlError, ValueError):
     """A Flink type that has no Spark counterpart (or that the parser could not make sense of)."""
 
 
-def spark_type(dt: exp.DataType) -> T.DataType:
-    """The Spark type that holds the values of Flink type `dt` (see the module notes for lossy cases)."""
-    kind = dt.this
-    if isinstance(kind, exp.Interval):
-        return _interval_type(kind, dt)
-    if kind in _STRINGS:
-        return T.StringType()
-    if kind in _BINARIES:
-        return T.BinaryType()
-    if kind == DType.DECIMAL:
+def spark_type_ddl(dt: exp.DataType) -> str:
+    """The Spark type that holds the values of Flink type `dt` (see the module notes for lossy cases) as Spark SQL
+    DDL text, usable in CAST, `from_json` schemas and table DDL (`spark_types.spark_type` is the pyspark object)."""
+    if dt.this in _SIMPLE:
+        return _SIMPLE[dt.this]
+    root = _root(dt)
+    if root == "DECIMAL":
         precision, scale = _decimal_params(dt)
-        return T.DecimalType(precision, scale)
-    if kind in _SIMPLE:
-        return _SIMPLE[kind]
-    if kind == DType.ARRAY:
-        (element,) = _children(dt, 1)
-        return T.ArrayType(spark_type(element), containsNull=is_nullable(element))
-    if kind == DType.MAP:
-        key, value = _children(dt, 2)
-        return T.MapType(spark_type(key), spark_type(value), valueContainsNull=is_nullable(value))
-    if kind == DType.STRUCT:
-        return T.StructType([_struct_field(field) for field in dt.expressions])
-    if kind == DType.USERDEFINED:
-        udt = str(dt.args.get("kind") or "").upper()
-        if udt == "MULTISET":
-            (element,) = _children(dt, 1)
-            return T.MapType(spark_type(element), T.IntegerType(), valueContainsNull=False)
-        if udt == "RAW":
-            return T.BinaryType()
+        return f"DECIMAL({precision},{scale})"
+    if root in ("INTERVAL_YEAR_MONTH", "INTERVAL_DAY_TIME"):
+        start, end = interval_fields(dt)
+        return f"INTERVAL {start}" if start == end else f"INTERVAL {start} TO {end}"
+    if root == "ARRAY":
+        (element,) = type_parameters(dt, 1)
+        return f"ARRAY<{spark_type_ddl(element)}>"
+    if root == "MAP":
+        key, value = type_parameters(dt, 2)
+        return f"MAP<{spark_type_ddl(key)}, {spark_type_ddl(value)}>"
+    if root == "MULTISET":
+        (element,) = type_parameters(dt, 1)
+        return f"MAP<{spark_type_ddl(element)}, INT>"
+    if root == "ROW":
+        return f"STRUCT<{', '.join(_field_ddl(field) for field in row_type_fields(dt))}>"
+    if root == "RAW":
+        return "BINARY"
     raise TypeMappingError(f"Flink type {flink_sql(dt)} has no Spark equivalent.")
 
 
@@ -106,16 +104,6 @@ def timestamp_precision(dt: exp.DataType) -> int | None:
         return None
     params = [p for p in dt.expressions if isinstance(p, exp.DataTypeParam)]
     return int(params[0].name) if params and params[0].name.isdigit() else 6
-
-
-def spark_field(name: str, dt: exp.DataType, nullable: bool = True) -> T.StructField:
-    """A top-level Spark column: nullable unless the column or its type says NOT NULL."""
-    return T.StructField(name, spark_type(dt), nullable=nullable and is_nullable(dt))
-
-
-def spark_type_ddl(dt: exp.DataType) -> str:
-    """Spark SQL DDL text for `spark_type(dt)`, usable in CAST, `from_json` schemas and table DDL."""
-    return _ddl(spark_type(dt))
 
 
 def is_nullable(dt: exp.DataType) -> bool:
@@ -226,11 +214,7 @@ def _children_support(source: exp.DataType, target: exp.DataType) -> CastSupport
 def _root(dt: exp.DataType) -> str:
     kind = dt.this
     if isinstance(kind, exp.Interval):
-        return (
-            "INTERVAL_YEAR_MONTH"
-            if isinstance(_interval_type(kind, dt), T.YearMonthIntervalType)
-            else ("INTERVAL_DAY_TIME")
-        )
+        return "INTERVAL_YEAR_MONTH" if interval_fields(dt)[0] in YEAR_MONTH_FIELDS else "INTERVAL_DAY_TIME"
     if kind == DType.USERDEFINED:
         return str(dt.args.get("kind") or "").upper()
     return _ROOT_OF.get(kind, str(kind))
@@ -255,7 +239,8 @@ def _decimal_params(dt: exp.DataType) -> tuple[int, int]:
     return precision, scale
 
 
-def _children(dt: exp.DataType, count: int) -> list[exp.DataType]:
+def type_parameters(dt: exp.DataType, count: int) -> list[exp.DataType]:
+    """The element type(s) of an ARRAY, MULTISET or MAP, which must have `count` of them."""
     children = [e for e in dt.expressions if isinstance(e, exp.DataType)]
     if len(children) != count:
         raise TypeMappingError(f"Flink type {flink_sql(dt)} needs {count} type parameter(s).")
@@ -269,54 +254,49 @@ def _field_type(field: exp.Expr) -> exp.DataType:
     return kind
 
 
-def _struct_field(field: exp.Expr) -> T.StructField:
+class RowField(NamedTuple):
+    """A field of a ROW type as declared."""
+
+    name: str
+    type: exp.DataType
+    nullable: bool
+    comment: str | None  # its COMMENT ('the key' in `ROW<id BIGINT 'the key'>`), kept by Spark as metadata
+
+
+def _row_field(field: exp.Expr) -> RowField:
     kind = _field_type(field)
     nullable = is_nullable(kind)
-    metadata: dict[str, str] = {}
+    comment: str | None = None
     if isinstance(field, exp.ColumnDef):
         for constraint in field.constraints:
             c = constraint.kind
             if isinstance(c, exp.NotNullColumnConstraint) and not c.args.get("allow_null"):
                 nullable = False
             elif isinstance(c, exp.CommentColumnConstraint):
-                metadata["comment"] = c.this.name
-    return T.StructField(field.name, spark_type(kind), nullable=nullable, metadata=metadata)
+                comment = c.this.name
+    return RowField(field.name, kind, nullable, comment)
 
 
-def _interval_type(interval: exp.Interval, dt: exp.DataType) -> T.DataType:
-    unit = interval.args.get("unit")
+def interval_fields(dt: exp.DataType) -> tuple[str, str]:
+    """The first and last field of an INTERVAL type, both year-month or both day-time: ('DAY', 'SECOND')."""
+    unit = dt.this.args.get("unit")
     if isinstance(unit, exp.IntervalSpan):
         start, end = unit.this.name.upper(), unit.expression.name.upper()
     elif unit is not None:
         start = end = unit.name.upper()
     else:
         raise TypeMappingError(f"Flink type {flink_sql(dt)} needs interval fields, e.g. INTERVAL DAY TO SECOND.")
-    if start in _YEAR_MONTH_FIELDS and end in _YEAR_MONTH_FIELDS:
-        return T.YearMonthIntervalType(_YEAR_MONTH_FIELDS[start], _YEAR_MONTH_FIELDS[end])
-    if start in _DAY_TIME_FIELDS and end in _DAY_TIME_FIELDS:
-        return T.DayTimeIntervalType(_DAY_TIME_FIELDS[start], _DAY_TIME_FIELDS[end])
+    if all(f in YEAR_MONTH_FIELDS for f in (start, end)) or all(f in DAY_TIME_FIELDS for f in (start, end)):
+        return start, end
     raise TypeMappingError(f"Flink type {flink_sql(dt)} is not a valid interval type.")
 
 
-def _ddl(t: T.DataType) -> str:
-    if isinstance(t, T.ArrayType):
-        return f"ARRAY<{_ddl(t.elementType)}>"
-    if isinstance(t, T.MapType):
-        return f"MAP<{_ddl(t.keyType)}, {_ddl(t.valueType)}>"
-    if isinstance(t, T.StructType):
-        return f"STRUCT<{', '.join(_field_ddl(f) for f in t.fields)}>"
-    if isinstance(t, T.NullType):
-        return "VOID"
-    return t.simpleString().upper()
-
-
-def _field_ddl(field: T.StructField) -> str:
-    text = f"{_quote(field.name)}: {_ddl(field.dataType)}"
+def _field_ddl(field: RowField) -> str:
+    text = f"{_quote(field.name)}: {spark_type_ddl(field.type)}"
     if not field.nullable:
         text += " NOT NULL"
-    comment = field.metadata.get("comment")
-    if comment is not None:
-        text += " COMMENT " + exp.Literal.string(comment).sql(dialect="spark")
+    if field.comment is not None:
+        text += " COMMENT " + exp.Literal.string(field.comment).sql(dialect="spark")
     return text
 
 
@@ -332,13 +312,14 @@ def type_root(dt: exp.DataType) -> str:
     return _root(dt)
 
 
+def row_type_fields(dt: exp.DataType) -> list[RowField]:
+    """The fields of a ROW type, in order."""
+    return [_row_field(f) for f in dt.expressions]
+
+
 def row_fields(dt: exp.DataType) -> list[tuple[str, exp.DataType, bool]]:
     """(name, type, nullable) of each field of a ROW type, in order."""
-    fields = []
-    for f in dt.expressions:
-        spark = _struct_field(f)
-        fields.append((spark.name, _field_type(f), spark.nullable))
-    return fields
+    return [(f.name, f.type, f.nullable) for f in row_type_fields(dt)]
 
 
 def element_types(dt: exp.DataType) -> list[exp.DataType]:

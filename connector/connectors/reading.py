@@ -36,7 +36,7 @@ from pyspark.sql.types import (
 
 from connector.catalog.model import DELETED_COLUMN, UPDATE_AFTER_COLUMN, UPDATE_BEFORE_COLUMN, ColumnKind, Table
 from connector.catalog.model import Column as TableColumn
-from connector.catalog.types import spark_type
+from connector.catalog.spark_types import spark_type
 from connector.connectors import END_OF_INPUT_OFFSET as END_OF_INPUT_OFFSET  # re-exported: the decoding names it
 from connector.connectors import registry
 from connector.diagnostics import Diagnostic, PipelineError

@@ -67,7 +67,7 @@ from sqlglot import exp
 
 from connector.catalog.loader import load_text
 from connector.catalog.model import Pipeline, Table
-from connector.catalog.types import spark_type
+from connector.catalog.spark_types import spark_type
 from connector.connectors import registry
 from connector.diagnostics import Diagnostic, PipelineError
 from connector.errors import KafkaSqlError

@@ -373,7 +373,7 @@ def _produce(spark: SparkSession, table: Table, rows: Sequence[Mapping[str, Any]
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructField, StructType
 
-    from connector.catalog.types import spark_type
+    from connector.catalog.spark_types import spark_type
     from connector.connectors.kafka.writing import KafkaBatch
 
     columns = _input_columns(table)

@@ -19,12 +19,9 @@ import functools
 import io
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import fastavro
-from pyspark.sql import Column, SparkSession
-from pyspark.sql import functions as F
-from pyspark.sql.types import BinaryType, StringType, StructField, StructType
 
 from connector.catalog.model import Table
 from connector.formats.avro_schema import AvroSchemaError, decoded_value, encoded_value, table_schema
@@ -32,6 +29,9 @@ from connector.formats.payload import Codec, Decoded, PayloadField, PayloadForma
 from connector.options.declarations import ConfigOption
 from connector.options.factory import Format, FormatCheck
 from connector.options.types import BOOLEAN, ENUM
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
 
 # Spark's Avro functions live in this module, which pip's pyspark does not ship. Maven Central serves it up to
 # 4.2.0 here (not 4.3.0, the installed pyspark's version); 4.2.0 runs on Spark 4.3.0, as the tests show.
@@ -119,6 +119,8 @@ def binary_to_json(schema: str, record: bytes | None) -> bytes | None:
 
 
 def require_spark_avro(fmt: PayloadFormat, table: Table, format_key: str) -> None:
+    from pyspark.sql import SparkSession
+
     spark = SparkSession.getActiveSession()
     if spark is None:
         return
@@ -143,6 +145,9 @@ class AvroCodec(Codec):
         require_spark_avro(fmt, table, format_key)
 
     def prepare(self, payload: Column, fmt: PayloadFormat, stage_prefix: str) -> dict[str, Column]:
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import BinaryType, StringType, StructField, StructType
+
         if not _json_encoded(fmt):
             return {}
         converted = functools.partial(json_to_binary, json.dumps(_spark_schema(fmt)))
@@ -150,7 +155,9 @@ class AvroCodec(Codec):
         return {f"{stage_prefix}_avro_json": F.udf(converted, returned, useArrow=True)(payload)}
 
     def decode(self, payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decoded:
+        from pyspark.sql import functions as F
         from pyspark.sql.avro.functions import from_avro
+        from pyspark.sql.types import StringType
 
         writer = _spark_schema(fmt)
         reader = {**writer, "fields": [*writer["fields"], {"name": _DECODED, "type": "boolean", "default": True}]}
@@ -179,7 +186,9 @@ class AvroCodec(Codec):
         return Decoded(stage, values, null_value, F.lit(False), F.coalesce(json_problem, problem))
 
     def encode(self, fmt: PayloadFormat, row: Mapping[str, Column]) -> Column:
+        from pyspark.sql import functions as F
         from pyspark.sql.avro.functions import to_avro
+        from pyspark.sql.types import BinaryType
 
         schema = _spark_schema(fmt)
         members = [encoded_value(row[f.column], f.flink_type).alias(f.name) for f in fmt.fields if f.flink_type]

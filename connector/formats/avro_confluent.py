@@ -21,11 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
-
-from pyspark.sql import Column
-from pyspark.sql import functions as F
-from pyspark.sql.types import IntegerType, StringType
+from typing import TYPE_CHECKING, Any
 
 from connector.diagnostics import Diagnostic, PipelineError
 from connector.formats.avro import AvroCodec, avro_fields, check_columns
@@ -35,6 +31,9 @@ from connector.formats.schema_registry import RegistryRequestError, registered_i
 from connector.options.declarations import ConfigOption
 from connector.options.factory import Format, FormatCheck
 from connector.options.types import BOOLEAN, STRING
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
 
 _DECODED = "__kafka_sql_decoded"  # as in `avro`: a reader-only field, true in every record that decodes
 _HEADER_BYTES = 5
@@ -159,6 +158,9 @@ def registry_failure(fmt: PayloadFormat, err: RegistryRequestError) -> PipelineE
 
 def schema_id(payload: Column) -> Column:
     """The writer schema's id of a Confluent wire format record; NULL for a payload not in the format."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import IntegerType
+
     framed = (F.length(payload) >= _HEADER_BYTES) & (F.substring(payload, 1, 1) == F.lit(b"\x00"))
     return F.when(framed, F.conv(F.hex(F.substring(payload, 2, 4)), 16, 10).cast(IntegerType()))
 
@@ -177,6 +179,7 @@ class WireFormat:
 
     def record(self, payload: Column, reader: dict[str, Any]) -> Column:
         """The payload's record in the `reader` schema, its `_DECODED` field NULL when it does not decode."""
+        from pyspark.sql import functions as F
         from pyspark.sql.avro.functions import from_avro
 
         with_flag = {**reader, "fields": [*reader["fields"], {"name": _DECODED, "type": "boolean", "default": True}]}
@@ -190,6 +193,9 @@ class WireFormat:
 
     def problem(self, payload: Column, identified: Column, record: Column) -> Column:
         """Why the payload (`identified` its `schema_id`, `record` its `record`) cannot be read, or NULL."""
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import StringType
+
         ids = [w.schema_id for w in self.writers]
         known = ", ".join(str(i) for i in ids) or "none"
         return (
@@ -232,6 +238,8 @@ class AvroConfluentCodec(AvroCodec):
     label = "Avro (Confluent)"
 
     def decode(self, payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decoded:
+        from pyspark.sql import functions as F
+
         wire = WireFormat(fmt)
         reader = table_schema(avro_fields(fmt.fields), for_spark=True)
         names = {k: f"{stage_prefix}_{k}" for k in ("payload", "id", "avro")}
@@ -247,6 +255,7 @@ class AvroConfluentCodec(AvroCodec):
         return Decoded(stage, values, bytes_.isNull(), F.lit(False), problem)
 
     def encode(self, fmt: PayloadFormat, row: Mapping[str, Column]) -> Column:
+        from pyspark.sql import functions as F
         from pyspark.sql.avro.functions import to_avro
 
         subject = subject_of(fmt)

@@ -20,11 +20,8 @@ Spark is given a twin of the schema (`for_spark=True`): TIMESTAMP as local-times
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import Column
-from pyspark.sql import functions as F
-from pyspark.sql.types import ByteType, IntegerType, ShortType, StringType
 from sqlglot import exp
 
 from connector.catalog.types import (
@@ -38,6 +35,9 @@ from connector.catalog.types import (
     type_root,
 )
 from connector.errors import KafkaSqlError
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
 
 RECORD_NAME = "org.apache.flink.avro.generated.record"
 _PRIMITIVE = {
@@ -161,6 +161,9 @@ def _needs_conversion(dt: exp.DataType) -> bool:
 
 def decoded_value(value: Column, dt: exp.DataType) -> Column:
     """A value Spark decoded with the `for_spark` schema, as the table's Spark type."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ByteType, ShortType
+
     if not _needs_conversion(dt):
         return value
     root = type_root(dt)
@@ -180,6 +183,9 @@ def decoded_value(value: Column, dt: exp.DataType) -> Column:
 
 def encoded_value(value: Column, dt: exp.DataType) -> Column:
     """A value of the table's Spark type, as Spark encodes it with the `for_spark` schema."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import IntegerType
+
     if not _needs_conversion(dt):
         return value
     root = type_root(dt)
@@ -198,6 +204,9 @@ def encoded_value(value: Column, dt: exp.DataType) -> Column:
 def _time_text(millis: Column, precision: int) -> Column:
     """time-millis as the text of a TIME value (Flink's SQL time format: 'HH:mm:ss', then the fraction within
     `precision` digits without trailing zeros, none when zero)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import IntegerType, StringType
+
     of_day = F.pmod(millis, F.lit(_MILLIS_PER_DAY))
     parts = [
         F.lpad((of_day / 3_600_000).cast(IntegerType()).cast(StringType()), 2, "0"),
@@ -215,6 +224,9 @@ def _time_text(millis: Column, precision: int) -> Column:
 
 def _time_millis(text: Column) -> Column:
     """Flink's TIME text ('HH:mm:ss[.fffffffff]') as milliseconds of the day (further digits dropped)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import IntegerType
+
     parts = F.split(text, ":")
     seconds = parts.getItem(2).try_cast("decimal(12,9)")
     millis = (

@@ -11,18 +11,7 @@ message, INSERT for an insert or new row, DELETE for a delete or old row.
 from __future__ import annotations
 
 from collections.abc import Mapping
-
-from pyspark.sql import Column
-from pyspark.sql import functions as F
-from pyspark.sql.types import (
-    ArrayType,
-    IntegerType,
-    LongType,
-    MapType,
-    StringType,
-    StructField,
-    StructType,
-)
+from typing import TYPE_CHECKING
 
 from connector.formats.changelog_json import (
     JSON_OPTIONS,
@@ -44,6 +33,9 @@ from connector.options.declarations import ConfigOption
 from connector.options.factory import Format
 from connector.options.types import STRING
 
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+
 _TYPES = ("INSERT", "UPDATE", "DELETE")
 
 
@@ -62,19 +54,6 @@ class CanalJsonOptions:
     )
 
 
-_MESSAGE = [
-    StructField("data", ArrayType(StringType())),
-    StructField("old", ArrayType(StringType())),
-    StructField("type", StringType()),
-    StructField("database", StringType()),  # read by the include filters and the metadata
-    StructField("table", StringType()),
-]
-_MESSAGE_METADATA = [
-    (StructField("sqlType", MapType(StringType(), IntegerType())), ("sql-type",)),
-    (StructField("pkNames", ArrayType(StringType())), ("pk-names",)),
-    (StructField("ts", LongType()), ("ingestion-timestamp",)),
-    (StructField("es", LongType()), ("event-timestamp",)),
-]
 # Flink's CanalJsonDecodingFormat.ReadableMetadata, read as 'value.<key>'.
 METADATA = {
     "database": "STRING",
@@ -87,6 +66,8 @@ METADATA = {
 
 
 def _included(value: Column, pattern: object) -> Column:
+    from pyspark.sql import functions as F
+
     if pattern is None:
         return F.lit(True)
     return F.coalesce(value.rlike(f"^(?:{pattern})$"), F.lit(False))
@@ -96,8 +77,24 @@ class CanalJsonCodec(ChangelogJsonCodec):
     label = "Canal JSON"
 
     def records(self, payload: Column, fmt: PayloadFormat) -> Column:
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import ArrayType, IntegerType, LongType, MapType, StringType, StructField, StructType
+
+        message_fields = [
+            StructField("data", ArrayType(StringType())),
+            StructField("old", ArrayType(StringType())),
+            StructField("type", StringType()),
+            StructField("database", StringType()),  # read by the include filters and the metadata
+            StructField("table", StringType()),
+        ]
+        message_metadata = [
+            (StructField("sqlType", MapType(StringType(), IntegerType())), ("sql-type",)),
+            (StructField("pkNames", ArrayType(StringType())), ("pk-names",)),
+            (StructField("ts", LongType()), ("ingestion-timestamp",)),
+            (StructField("es", LongType()), ("event-timestamp",)),
+        ]
         text = payload.cast(StringType())
-        parsed = F.from_json(text, StructType([*_MESSAGE, *metadata_fields(fmt, _MESSAGE_METADATA)]), PARSE)
+        parsed = F.from_json(text, StructType([*message_fields, *metadata_fields(fmt, message_metadata)]), PARSE)
         kind, data = parsed.getField("type"), parsed.getField("data")
         old_missing = (kind == F.lit("UPDATE")) & parsed.getField("old").isNull()
         skipped = F.coalesce(kind == F.lit("CREATE"), F.lit(False)) | ~(
@@ -145,6 +142,8 @@ class CanalJsonCodec(ChangelogJsonCodec):
     def encode_change(self, fmt: PayloadFormat, row: Mapping[str, Column], retracts: Column) -> Column:
         """Flink's CanalJsonSerializationSchema: `{"data":[row],"type":"INSERT"}` for an INSERT or UPDATE_AFTER,
         `"DELETE"` for a DELETE or UPDATE_BEFORE."""
+        from pyspark.sql import functions as F
+
         kind = F.when(retracts, F.lit("DELETE")).otherwise(F.lit("INSERT"))
         return message('{"data":[', row_text(fmt, row), '],"type":"', kind, '"}')
 

@@ -13,10 +13,7 @@ value is a tombstone: no row, no error.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-
-from pyspark.sql import Column
-from pyspark.sql import functions as F
-from pyspark.sql.types import BinaryType, StringType, StructField
+from typing import TYPE_CHECKING
 
 from connector.catalog.model import Table
 from connector.formats.json import JsonCodec, JsonOptions, json_decode
@@ -29,6 +26,10 @@ from connector.formats.payload import (
     refuse_changelog_key,
     snippet,
 )
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+    from pyspark.sql.types import StructField
 
 PARSE = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": "__corrupt_record"}
 # The `json` options every JSON changelog format takes too, written '<format>.<key>'.
@@ -53,6 +54,9 @@ def event(
     """One change event of a message, as `records` returns them; `metadata` holds the message's metadata the table
     reads (`read_metadata`), typed. An `update_before` event retracts the old row of an update, an `update_after`
     one adds its new row."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType
+
     fields = [
         text.alias("text"),
         (deleted | F.lit(update_before)).alias("deleted"),
@@ -68,6 +72,8 @@ def event(
 
 def message_problem(text: Column) -> Column:
     """Why a message is no change event at all (bad UTF-8, not a JSON object), or NULL."""
+    from pyspark.sql import functions as F
+
     return F.when(invalid_utf8(text), F.concat(F.lit(f"{INVALID_UTF8}: "), snippet(text))).when(
         F.coalesce(F.json_object_keys(text).isNull(), F.lit(True)),
         F.concat(F.lit("not a JSON object: "), snippet(text)),
@@ -91,6 +97,8 @@ def old_image(new: Column, old: Column, changed: Column | None = None) -> Column
     after, win. A field in `changed` (the names any row of a Canal message changed) but not in `old` is NULL:
     Flink's deserializers copy a field from the new row only when no "old" object of the message has it
     (`JsonNode.findValue` over the whole "old" array)."""
+    from pyspark.sql import functions as F
+
 
     def members(text: Column) -> Column:  # the object's text between its braces; NULL when it has none
         body = F.regexp_extract(text, r"(?s)^\s*\{(.*)\}\s*$", 1)
@@ -107,26 +115,37 @@ def old_image(new: Column, old: Column, changed: Column | None = None) -> Column
 
 def row_text(fmt: PayloadFormat, row: Mapping[str, Column]) -> Column:
     """A row as the `json` format writes it (Flink's changelog serializers wrap its JSON row converter)."""
+    from pyspark.sql.types import StringType
+
     return JsonCodec().encode(fmt, row).cast(StringType())
 
 
 def message(*parts: str | Column) -> Column:
     """The bytes of a change message written from its text `parts` (literal text and columns, in order)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BinaryType
+
     return F.concat(*[F.lit(part) if isinstance(part, str) else part for part in parts]).cast(BinaryType())
 
 
 def because(words: str, text: Column) -> Column:
     """An event problem: `words`, then the message."""
+    from pyspark.sql import functions as F
+
     return F.concat(F.lit(f"{words}: "), snippet(text))
 
 
 def unknown(field: str, value: Column, text: Column) -> Column:
     """The problem of a message whose `field` has a value the format does not know."""
+    from pyspark.sql import functions as F
+
     return F.concat(F.lit(f'unknown "{field}" value "'), value, F.lit('": '), snippet(text))
 
 
 def is_tombstone(text: Column) -> Column:
     """A NULL or empty Kafka value (Debezium writes one after each delete): no row, no error."""
+    from pyspark.sql import functions as F
+
     return text.isNull() | (text == F.lit(""))
 
 
@@ -134,6 +153,9 @@ class ChangelogJsonCodec(Codec):
     """Reads the events `records` gives; a format module subclasses it with its envelope."""
 
     def decode(self, payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decoded:
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import StringType
+
         row = json_decode(payload.getField("image"), fmt, stage_prefix)
         # The other expressions run outside the generator that computes the stage: they may only read stage columns.
         parts = ("event_text", "deleted", "update_before", "update_after", "event_problem")

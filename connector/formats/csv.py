@@ -4,29 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
-
-from pyspark.sql import Column
-from pyspark.sql import functions as F
-from pyspark.sql.types import (
-    ArrayType,
-    AtomicType,
-    BinaryType,
-    BooleanType,
-    ByteType,
-    DataType,
-    DecimalType,
-    DoubleType,
-    FloatType,
-    IntegerType,
-    LongType,
-    ShortType,
-    StringType,
-    StructField,
-    StructType,
-    TimestampNTZType,
-    TimestampType,
-)
+from typing import TYPE_CHECKING, Any
 
 from connector.catalog.model import Table
 from connector.formats.payload import (
@@ -47,6 +25,10 @@ from connector.formats.payload import (
 from connector.options.declarations import ConfigOption
 from connector.options.factory import Format, FormatCheck
 from connector.options.types import BOOLEAN, CHAR, STRING
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+    from pyspark.sql.types import ArrayType, DataType
 
 
 class CsvOptions:
@@ -123,6 +105,9 @@ def _csv_spark_options(fmt: PayloadFormat) -> dict[str, str]:
 
 
 def _csv_decode(payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decoded:
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, StringType, StructField, StructType
+
     schema = StructType([StructField(f.name, StringType()) for f in fmt.fields] + [StructField(CORRUPT, StringType())])
     spark_options = {**_csv_spark_options(fmt), "mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
     text_name, parsed_name = f"{stage_prefix}_text", f"{stage_prefix}_parsed"
@@ -168,6 +153,9 @@ def _csv_decode(payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decod
 
 
 def _csv_array(raw: Column, data_type: ArrayType, delimiter: str) -> tuple[Column, Column]:
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, StringType
+
     elements = F.when(raw == F.lit(""), F.array().cast(ArrayType(StringType()))).otherwise(
         F.split(raw, _regex_literal(delimiter))
     )
@@ -182,6 +170,9 @@ def _regex_literal(text: str) -> str:
 
 
 def _csv_text(value: Column, data_type: DataType, fmt: PayloadFormat) -> Column:
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, BinaryType, StringType, TimestampNTZType, TimestampType
+
     if isinstance(data_type, ArrayType):
         delimiter = str(fmt.options.get("array-element-delimiter", ";"))
         element_type = data_type.elementType
@@ -193,12 +184,14 @@ def _csv_text(value: Column, data_type: DataType, fmt: PayloadFormat) -> Column:
     return value.cast(StringType())
 
 
-_UNQUOTED = (BooleanType, ByteType, ShortType, IntegerType, LongType, FloatType, DoubleType, DecimalType)
+_UNQUOTED = ("boolean", "byte", "short", "integer", "long", "float", "double", "decimal")  # DataType.typeName()
 
 
 def _jackson_quoted(text: Column, fmt: PayloadFormat, sep: str) -> Column:
     """`text` quoted where Jackson's CSV encoder quotes it (CsvEncoder._needsQuotingLoose): a character below
     its lowest safe one, max(separator, quote, line feed) + 1, or the escape character."""
+    from pyspark.sql import functions as F
+
     quote = str(fmt.options.get("quote-character", '"'))
     escape = fmt.options.get("escape-character")
     lowest_safe = max(ord(sep), ord(quote), ord("\n")) + 1
@@ -220,17 +213,22 @@ class CsvCodec(Codec):
         quoted when they hold a character below the separator, quote and line feed characters' highest code
         (a space, a comma: '2024-01-02 03:04:05' is quoted), numbers and booleans never; NULL is the null
         literal (empty by default); spaces are kept."""
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import BinaryType
+
         sep = str(fmt.options.get("field-delimiter", ","))
         null_text = F.lit(str(fmt.options.get("null-literal") or ""))
         fields = []
         for f in fmt.fields:
             text = _csv_text(row[f.column], f.data_type, fmt)
-            if not fmt.options.get("disable-quote-character") and not isinstance(f.data_type, _UNQUOTED):
+            if not fmt.options.get("disable-quote-character") and f.data_type.typeName() not in _UNQUOTED:
                 text = _jackson_quoted(text, fmt, sep)
             fields.append(F.coalesce(text, null_text))
         return F.concat_ws(sep, *fields).cast(BinaryType())
 
     def check(self, fmt: PayloadFormat, table: Table, format_key: str) -> None:
+        from pyspark.sql.types import ArrayType, AtomicType
+
         for f in fmt.fields:
             nested = f.data_type.elementType if isinstance(f.data_type, ArrayType) else f.data_type
             if not isinstance(nested, AtomicType):

@@ -18,11 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
-
-from pyspark.sql import Column
-from pyspark.sql import functions as F
-from pyspark.sql.types import StringType
+from typing import TYPE_CHECKING, Any
 
 from connector.catalog.model import Table
 from connector.formats.avro import AvroCodec, avro_fields, check_columns
@@ -40,6 +36,9 @@ from connector.formats.payload import Decoded, PayloadFormat, refuse_changelog_k
 from connector.formats.schema_registry import RegistryRequestError, registered_id
 from connector.options.declarations import ConfigOption
 from connector.options.factory import Format, FormatCheck
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
 
 _OPS = ("c", "r", "u", "d")
 # avro-confluent's options for reading: the registry and the subject ('schema' and 'auto.register.schemas' write).
@@ -66,6 +65,9 @@ def envelope_schema(fmt: PayloadFormat, for_spark: bool = True) -> dict[str, Any
 def _event(
     deleted: Column, problem: Column, image: Column, update_before: bool = False, update_after: bool = False
 ) -> Column:
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType
+
     return F.struct(
         (deleted | F.lit(update_before)).alias("deleted"),
         F.lit(update_before).alias("update_before"),
@@ -79,6 +81,8 @@ class DebeziumAvroConfluentCodec(AvroCodec):
     label = "Debezium Avro (Confluent)"
 
     def records(self, payload: Column, fmt: PayloadFormat) -> Column:
+        from pyspark.sql import functions as F
+
         wire = WireFormat(fmt)
         record = wire.record(payload, envelope_schema(fmt))
         op, before, after = record.getField("op"), record.getField("before"), record.getField("after")
@@ -103,6 +107,8 @@ class DebeziumAvroConfluentCodec(AvroCodec):
         )
 
     def decode(self, payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decoded:
+        from pyspark.sql import functions as F
+
         name = f"{stage_prefix}_event"
         stage = {name: payload}  # the event `records` made; the expressions below read it by name
         event = F.col(name)
@@ -119,6 +125,7 @@ class DebeziumAvroConfluentCodec(AvroCodec):
         """Flink's DebeziumAvroSerializationSchema: an INSERT or UPDATE_AFTER as `after` with op c, a DELETE or
         UPDATE_BEFORE as `before` with op d; the envelope's schema registered under the subject when the query
         starts ('<topic>-value' by default), its id in every record."""
+        from pyspark.sql import functions as F
         from pyspark.sql.avro.functions import to_avro
 
         subject = subject_of(fmt)

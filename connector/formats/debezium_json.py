@@ -13,10 +13,7 @@ inserts; an aggregate's updates (Spark's update mode) carry none and are refused
 from __future__ import annotations
 
 from collections.abc import Mapping
-
-from pyspark.sql import Column
-from pyspark.sql import functions as F
-from pyspark.sql.types import LongType, MapType, StringType, StructField, StructType
+from typing import TYPE_CHECKING
 
 from connector.formats.changelog_json import (
     JSON_OPTIONS,
@@ -35,6 +32,9 @@ from connector.formats.payload import PayloadFormat
 from connector.options.declarations import ConfigOption
 from connector.options.factory import Format
 from connector.options.types import BOOLEAN
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
 
 REPLICA_IDENTITY = (
     'the "before" field of {kind} message is null; if you are using the Debezium Postgres connector, check that the '
@@ -55,13 +55,7 @@ class DebeziumJsonOptions:
     )
 
 
-_EVENT = [StructField(name, StringType()) for name in ("before", "after", "op")]
-_SCHEMA = StructField("schema", StringType())
 _SOURCE_KEYS = ("source.timestamp", "source.database", "source.schema", "source.table", "source.properties")
-_EVENT_METADATA = [
-    (StructField("ts_ms", LongType()), ("ingestion-timestamp",)),
-    (StructField("source", MapType(StringType(), StringType())), _SOURCE_KEYS),
-]
 # Flink's DebeziumJsonDecodingFormat.ReadableMetadata, read as 'value.<key>'.
 METADATA = {
     "schema": "STRING",
@@ -75,6 +69,9 @@ METADATA = {
 
 
 def _millis(value: Column) -> Column:
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import LongType
+
     return F.timestamp_millis(value.cast(LongType()))
 
 
@@ -82,11 +79,20 @@ class DebeziumJsonCodec(ChangelogJsonCodec):
     label = "Debezium JSON"
 
     def records(self, payload: Column, fmt: PayloadFormat) -> Column:
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import LongType, MapType, StringType, StructField, StructType
+
         text = payload.cast(StringType())
         included = bool(fmt.options.get("schema-include"))
-        event_type = StructType([*_EVENT, *metadata_fields(fmt, _EVENT_METADATA)])
+        event_fields = [StructField(name, StringType()) for name in ("before", "after", "op")]
+        event_metadata = [
+            (StructField("ts_ms", LongType()), ("ingestion-timestamp",)),
+            (StructField("source", MapType(StringType(), StringType())), _SOURCE_KEYS),
+        ]
+        event_type = StructType([*event_fields, *metadata_fields(fmt, event_metadata)])
+        schema_field = StructField("schema", StringType())
         schema = (
-            StructType([StructField("payload", event_type), *metadata_fields(fmt, [(_SCHEMA, ("schema",))])])
+            StructType([StructField("payload", event_type), *metadata_fields(fmt, [(schema_field, ("schema",))])])
             if included
             else event_type
         )
@@ -124,6 +130,8 @@ class DebeziumJsonCodec(ChangelogJsonCodec):
         """Flink's DebeziumJsonSerializationSchema: INSERT and UPDATE_AFTER as `{"before":null,"after":row,
         "op":"c"}`, DELETE and UPDATE_BEFORE as `{"before":row,"after":null,"op":"d"}`, the row as `json` writes
         it."""
+        from pyspark.sql import functions as F
+
         image = row_text(fmt, row)
         before = F.when(retracts, image).otherwise(F.lit("null"))
         after = F.when(retracts, F.lit("null")).otherwise(image)

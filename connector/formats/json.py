@@ -4,22 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
-
-from pyspark.sql import Column
-from pyspark.sql import functions as F
-from pyspark.sql.types import (
-    ArrayType,
-    BinaryType,
-    DataType,
-    DecimalType,
-    MapType,
-    StringType,
-    StructField,
-    StructType,
-    TimestampNTZType,
-    TimestampType,
-)
+from typing import TYPE_CHECKING, Any
 
 from connector.formats.json_arrow import ARROW_TYPES
 from connector.formats.payload import (
@@ -41,6 +26,10 @@ from connector.formats.payload import (
 from connector.options.declarations import ConfigOption
 from connector.options.factory import Format, FormatCheck
 from connector.options.types import BOOLEAN, ENUM, STRING
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+    from pyspark.sql.types import DataType
 
 
 class JsonOptions:
@@ -138,11 +127,16 @@ def _json_temporal_options(standard: str) -> dict[str, str]:
 def _parsed_by_spark(data_type: DataType) -> bool:
     """JSON fields Spark parses with their type: DECIMAL keeps every digit of a JSON number that way,
     and nested values need Spark's structure; the others are read as text and converted as Flink does."""
+    from pyspark.sql.types import ArrayType, DecimalType, MapType, StructType
+
     return isinstance(data_type, DecimalType | StructType | ArrayType | MapType)
 
 
 def json_decode(payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decoded:
     """The table's fields from one JSON object (also the row images of the JSON changelog formats)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DecimalType, StringType, StructField, StructType
+
     standard = str(fmt.options.get("timestamp-format.standard", "SQL"))
     rules = _JSON_ISO if standard == "ISO-8601" else _JSON_SQL
     spark_options = {
@@ -209,6 +203,8 @@ def json_decode(payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decod
 
 
 def _json_text(value: Column, data_type: DataType, standard: str) -> Column:
+    from pyspark.sql.types import TimestampNTZType, TimestampType
+
     if isinstance(data_type, TimestampType | TimestampNTZType):
         return flink_timestamp_text(value, data_type, "'T'" if standard == "ISO-8601" else " ")
     return value
@@ -226,6 +222,9 @@ def _decimal_text(value: Column, plain: bool) -> Column:
     """A DECIMAL as Flink's JSON format writes it: Jackson's number node strips trailing zeros
     (BigDecimal.stripTrailingZeros), then writes toString() (47.5, -3E+2, 1E-7) or, with
     'encode.decimal-as-plain-number', toPlainString() (47.5, -300, 0.0000001)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType
+
     text = value.cast(StringType())  # plain, with the type's scale: '-300.00'
     sign = F.when(text.startswith("-"), F.lit("-")).otherwise(F.lit(""))
     digits = F.regexp_replace(text, "^-", "")
@@ -277,6 +276,9 @@ class JsonCodec(Codec):
     def encode(self, fmt: PayloadFormat, row: Mapping[str, Column]) -> Column:
         """Spark's to_json, except that DECIMAL fields are written as Flink writes them (`_decimal_text`): as
         text under a placeholder name first, then put back in place as a number."""
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import BinaryType, DecimalType
+
         standard = str(fmt.options.get("timestamp-format.standard", "SQL"))
         plain = bool(fmt.options.get("encode.decimal-as-plain-number"))
         fields: list[Column] = []
@@ -308,6 +310,9 @@ class JsonCodec(Codec):
         A NULL payload is one NULL record, and a payload that is not a valid array is one record (which
         `decode` then reports), so nothing is lost; `[]` holds none.
         """
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import ArrayType, StringType
+
         if fmt.role != "value":
             return F.array(payload)
         text = payload.cast(StringType())

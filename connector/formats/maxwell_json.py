@@ -10,10 +10,7 @@ or old row.
 from __future__ import annotations
 
 from collections.abc import Mapping
-
-from pyspark.sql import Column
-from pyspark.sql import functions as F
-from pyspark.sql.types import ArrayType, LongType, StringType, StructField, StructType
+from typing import TYPE_CHECKING
 
 from connector.formats.changelog_json import (
     JSON_OPTIONS,
@@ -32,15 +29,11 @@ from connector.formats.changelog_json import (
 from connector.formats.payload import PayloadFormat
 from connector.options.factory import Format
 
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+
 _TYPES = ("insert", "update", "delete")
 
-_MESSAGE = [StructField(name, StringType()) for name in ("data", "old", "type")]
-_MESSAGE_METADATA = [
-    (StructField("database", StringType()), ("database",)),
-    (StructField("table", StringType()), ("table",)),
-    (StructField("primary_key_columns", ArrayType(StringType())), ("primary-key-columns",)),
-    (StructField("ts", LongType()), ("ingestion-timestamp",)),
-]
 # Flink's MaxwellJsonDecodingFormat.ReadableMetadata, read as 'value.<key>'.
 METADATA = {
     "database": "STRING",
@@ -54,8 +47,18 @@ class MaxwellJsonCodec(ChangelogJsonCodec):
     label = "Maxwell JSON"
 
     def records(self, payload: Column, fmt: PayloadFormat) -> Column:
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import ArrayType, LongType, StringType, StructField, StructType
+
+        message_fields = [StructField(name, StringType()) for name in ("data", "old", "type")]
+        message_metadata = [
+            (StructField("database", StringType()), ("database",)),
+            (StructField("table", StringType()), ("table",)),
+            (StructField("primary_key_columns", ArrayType(StringType())), ("primary-key-columns",)),
+            (StructField("ts", LongType()), ("ingestion-timestamp",)),
+        ]
         text = payload.cast(StringType())
-        parsed = F.from_json(text, StructType([*_MESSAGE, *metadata_fields(fmt, _MESSAGE_METADATA)]), PARSE)
+        parsed = F.from_json(text, StructType([*message_fields, *metadata_fields(fmt, message_metadata)]), PARSE)
         kind, data = parsed.getField("type"), parsed.getField("data")
         old_missing = (kind == F.lit("update")) & parsed.getField("old").isNull()
         problem = F.coalesce(
@@ -81,6 +84,8 @@ class MaxwellJsonCodec(ChangelogJsonCodec):
     def encode_change(self, fmt: PayloadFormat, row: Mapping[str, Column], retracts: Column) -> Column:
         """Flink's MaxwellJsonSerializationSchema: `{"data":row,"type":"insert"}` for an INSERT or UPDATE_AFTER,
         `"delete"` for a DELETE or UPDATE_BEFORE."""
+        from pyspark.sql import functions as F
+
         kind = F.when(retracts, F.lit("delete")).otherwise(F.lit("insert"))
         return message('{"data":', row_text(fmt, row), ',"type":"', kind, '"}')
 

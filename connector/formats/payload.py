@@ -44,36 +44,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
-from pyspark.sql.types import (
-    BinaryType,
-    BooleanType,
-    ByteType,
-    CharType,
-    DataType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FloatType,
-    IntegerType,
-    LongType,
-    ShortType,
-    StringType,
-    TimestampNTZType,
-    TimestampType,
-    VarcharType,
-)
 from sqlglot import exp
 
 from connector.catalog.model import Column as TableColumn
 from connector.catalog.model import ColumnKind, Table
-from connector.catalog.types import spark_type
 from connector.connectors import registry
 from connector.diagnostics import Diagnostic, PipelineError, Position
 from connector.formats import registry as formats
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import DataType
 
 CORRUPT = "__corrupt_record"  # Spark's column for a record it cannot parse
 _SNIPPET_CHARS = 200
@@ -126,6 +109,8 @@ class Codec:
     def records(self, payload: Column, fmt: PayloadFormat) -> Column:
         """The records of one payload as an ARRAY, to `decode` one by one: the payload alone, unless the
         format packs several (a top-level JSON array). A NULL payload is one NULL record."""
+        from pyspark.sql import functions as F
+
         return F.array(payload)
 
     def reader_fields(self, fmt: PayloadFormat) -> tuple[tuple[str, str], ...]:
@@ -271,12 +256,16 @@ def refuse_changelog_key(fmt: PayloadFormat, table: Table, format_key: str) -> N
 
 
 def spark_type_of(column: TableColumn) -> DataType:
+    from connector.catalog.spark_types import spark_type
+
     if column.data_type is None:
         raise ValueError(f"column '{column.name}' has no data type")
     return spark_type(column.data_type)
 
 
 def is_string(data_type: DataType) -> bool:
+    from pyspark.sql.types import CharType, StringType, VarcharType
+
     return isinstance(data_type, StringType | CharType | VarcharType)
 
 
@@ -303,6 +292,8 @@ def staged(
 ) -> tuple[DataFrame, list[Decoded]]:
     """`frame` with one row per element of `records` (an ARRAY column) plus the `stage` columns of the
     decoders `decode_record` builds for one element (`stage`'s generator)."""
+    from pyspark.sql import functions as F
+
     generated, decoded = stage(records, decode_record, decoded_before)
     return frame.select("*", F.inline(generated)), decoded
 
@@ -323,6 +314,9 @@ def stage(
     generated code: for the rows decoded before, the NULL record's stage is a constant (Spark folds it), where
     `records` and `transform` took a fifth of the JVM's time in a JSON pipeline (measured with JFR).
     """
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType
+
     built: list[Sequence[Decoded]] = []
 
     def stage_of(record: Column) -> Column:
@@ -339,6 +333,8 @@ def stage(
 def failure(fmt: PayloadFormat, problem: Column, origin: Column) -> Column:
     """A boolean filter condition that is true, or fails the query with a message naming `origin`
     (e.g. "topic 'orders' partition 0 offset 17") when `problem` is not NULL."""
+    from pyspark.sql import functions as F
+
     what = "record" if fmt.role == "value" else "key"
     hint = (
         f" Set '{fmt.option_prefix}ignore-parse-errors' = 'true' to skip malformed records."
@@ -351,6 +347,8 @@ def failure(fmt: PayloadFormat, problem: Column, origin: Column) -> Column:
 
 def kafka_origin(topic: Column, partition: Column, offset: Column) -> Column:
     """ "topic 'orders' partition 0 offset 17", for `failure`."""
+    from pyspark.sql import functions as F
+
     return F.concat(
         F.lit("topic '"),
         topic,
@@ -367,16 +365,23 @@ INVALID_UTF8 = "invalid UTF-8 text"
 def invalid_utf8(text: Column) -> Column:
     """Whether a payload cast to STRING holds bytes that are no UTF-8 (Spark keeps them as they are, and would
     show them as U+FFFD): Flink's text formats (Jackson) fail on such a record, it is malformed."""
+    from pyspark.sql import functions as F
+
     return F.coalesce(~F.is_valid_utf8(text), F.lit(False))
 
 
 def snippet(text: Column) -> Column:
     """The payload text quoted for a message, cut after a few hundred characters."""
+    from pyspark.sql import functions as F
+
     cut = F.when(F.length(text) > _SNIPPET_CHARS, F.concat(F.substring(text, 1, _SNIPPET_CHARS), F.lit("...")))
     return F.concat(F.lit('"'), cut.otherwise(text), F.lit('"'))
 
 
 def first_problem(problems: Sequence[Column]) -> Column:
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType
+
     if not problems:
         return F.lit(None).cast(StringType())
     return problems[0] if len(problems) == 1 else F.coalesce(*problems)
@@ -399,6 +404,22 @@ FRACTION = r"(\.\d{1,9})?"
 def from_text(raw: Column, data_type: DataType, rules: TextRules) -> tuple[Column, Column]:
     """Flink's conversion of a field's text to `data_type`: (value, error), error being true when the
     text is there but does not convert (the value is then NULL)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import (
+        BinaryType,
+        BooleanType,
+        ByteType,
+        DateType,
+        DecimalType,
+        DoubleType,
+        FloatType,
+        IntegerType,
+        LongType,
+        ShortType,
+        TimestampNTZType,
+        TimestampType,
+    )
+
     if is_string(data_type):
         return raw, F.lit(False)
     if isinstance(data_type, BooleanType):
@@ -426,11 +447,16 @@ def from_text(raw: Column, data_type: DataType, rules: TextRules) -> tuple[Colum
 
 
 def field_problem(field: PayloadField, error: Column, raw: Column) -> Column:
+    from pyspark.sql import functions as F
+
     return F.when(error, F.concat(F.lit(f"field '{field.name}' ({field.type_sql}) cannot be read from "), snippet(raw)))
 
 
 def _utc_wall_clock(instant: Column) -> Column:
     """The UTC date-time of a TIMESTAMP_LTZ as TIMESTAMP_NTZ, whatever the session time zone."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DecimalType, TimestampNTZType
+
     seconds = (F.unix_micros(instant) / F.lit(1_000_000)).cast(DecimalType(18, 6))
     return F.lit("1970-01-01 00:00:00").cast(TimestampNTZType()) + F.make_dt_interval(
         F.lit(0), F.lit(0), F.lit(0), seconds
@@ -439,6 +465,9 @@ def _utc_wall_clock(instant: Column) -> Column:
 
 def flink_timestamp_text(value: Column, data_type: DataType, separator: str) -> Column:
     """Flink's SQL_TIMESTAMP_FORMAT / ISO_LOCAL_DATE_TIME: fraction without trailing zeros; LTZ in UTC + 'Z'."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import TimestampType
+
     local = _utc_wall_clock(value) if isinstance(data_type, TimestampType) else value
     text = F.regexp_replace(F.date_format(local, f"yyyy-MM-dd{separator}HH:mm:ss.SSSSSS"), r"\.?0+$", "")
     return F.concat(text, F.lit("Z")) if isinstance(data_type, TimestampType) else text

@@ -17,11 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import Column
-from pyspark.sql import functions as F
-from pyspark.sql.types import StringType, StructField, StructType
 from sqlglot import exp
 
 from connector.catalog.model import Table
@@ -40,6 +37,10 @@ from connector.formats.protobuf_messages import (
 from connector.options.declarations import ConfigOption
 from connector.options.factory import Format, FormatCheck
 from connector.options.types import BOOLEAN, STRING
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+    from pyspark.sql.types import StructType
 
 _PROBLEM = "__protobuf_problem"
 
@@ -126,6 +127,8 @@ def _schema_rule(check: FormatCheck) -> None:
 
 
 def _struct(fmt: PayloadFormat) -> StructType:
+    from pyspark.sql.types import StructField, StructType
+
     return StructType([StructField(f.name, f.data_type) for f in fmt.fields])
 
 
@@ -151,6 +154,9 @@ class ProtobufCodec(Codec):
         return data, class_name
 
     def prepare(self, payload: Column, fmt: PayloadFormat, stage_prefix: str) -> dict[str, Column]:
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import StringType, StructField, StructType
+
         data, class_name = self._message(fmt)
         struct = _struct(fmt)
         defaults = bool(fmt.options.get("read-default-values", False))
@@ -170,6 +176,9 @@ class ProtobufCodec(Codec):
         return {f"{stage_prefix}_protobuf": F.udf(decode, returned, useArrow=True)(payload)}
 
     def decode(self, payload: Column, fmt: PayloadFormat, stage_prefix: str) -> Decoded:
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import StringType
+
         decoded = F.col(f"{stage_prefix}_protobuf")
         values = {f.column: decoded.getField(f.name) for f in fmt.fields}
         problem = decoded.getField(_PROBLEM)
@@ -178,6 +187,8 @@ class ProtobufCodec(Codec):
         return Decoded({}, values, F.lit(False), F.lit(False), problem)
 
     def encode(self, fmt: PayloadFormat, row: Mapping[str, Column]) -> Column:
+        from pyspark.sql import functions as F
+
         data, class_name = self._message(fmt)
         struct = _struct(fmt)
         null_string = str(fmt.options.get("write-null-string-literal", ""))

@@ -13,7 +13,8 @@ Columns match fields by their proto name, case-sensitively, and types as Flink's
 - writing: a NULL column leaves its field unset; a NULL inside an array or map is the type's default (a string's
   is 'protobuf.write-null-string-literal'); an enum name or number the enum lacks writes its first value.
 
-Everything here runs in Python workers too: it takes the descriptor set's bytes, never a path.
+Everything here runs in Python workers too: it takes the descriptor set's bytes, never a path. It imports no
+pyspark (the rows' Spark types are handed in, never built), so validating a pipeline's columns needs no Spark.
 """
 
 from __future__ import annotations
@@ -21,14 +22,16 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import DecodeError, Message
-from pyspark.sql.types import ArrayType, DataType, MapType, StringType, StructType
 
 from connector.errors import KafkaSqlError
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import ArrayType, DataType, MapType, StructType
 
 _FD = FieldDescriptor
 _INT = {_FD.TYPE_INT32, _FD.TYPE_UINT32, _FD.TYPE_SINT32, _FD.TYPE_FIXED32, _FD.TYPE_SFIXED32}
@@ -242,16 +245,16 @@ def _read(message: Message, field: FieldDescriptor, data_type: DataType, scalars
         if not defaults and len(value) == 0:
             return None
         if _is_map(field):
-            assert isinstance(data_type, MapType)
+            map_type = cast("MapType", data_type)
             key, entry = field.message_type.fields_by_name["key"], field.message_type.fields_by_name["value"]
             return {
-                _element(key, k, data_type.keyType, scalars, defaults): _element(
-                    entry, v, data_type.valueType, scalars, defaults
+                _element(key, k, map_type.keyType, scalars, defaults): _element(
+                    entry, v, map_type.valueType, scalars, defaults
                 )
                 for k, v in value.items()
             }
-        assert isinstance(data_type, ArrayType)
-        return [_element(field, v, data_type.elementType, scalars, defaults) for v in value]
+        array_type = cast("ArrayType", data_type)
+        return [_element(field, v, array_type.elementType, scalars, defaults) for v in value]
     if field.type == _FD.TYPE_MESSAGE:
         return read_row(value, data_type, scalars, defaults) if defaults or message.HasField(field.name) else None  # type: ignore[arg-type]
     if not scalars and field.has_presence and not message.HasField(field.name):
@@ -261,15 +264,14 @@ def _read(message: Message, field: FieldDescriptor, data_type: DataType, scalars
 
 def _element(field: FieldDescriptor, value: Any, data_type: DataType, scalars: bool, defaults: bool) -> Any:
     if field.type == _FD.TYPE_MESSAGE:
-        assert isinstance(data_type, StructType)
-        return read_row(value, data_type, scalars, defaults)
+        return read_row(value, cast("StructType", data_type), scalars, defaults)
     return _scalar(field, value, data_type)
 
 
 def _scalar(field: FieldDescriptor, value: Any, data_type: DataType) -> Any:
     if field.type == _FD.TYPE_ENUM:
         declared = field.enum_type.values_by_number.get(value)
-        if isinstance(data_type, StringType):
+        if data_type.typeName() == "string":
             return declared.name if declared is not None else "UNRECOGNIZED"
         if declared is None:
             raise RecordProblem(f"Can't get the number of an unknown enum value ({value}) of {field.full_name}.")
@@ -294,7 +296,7 @@ def write_message(target: Message, row: Mapping[str, Any] | Any, struct: StructT
 
 def _write(target: Message, field: FieldDescriptor, data_type: DataType, value: Any, null_string: str) -> None:
     if _is_map(field):
-        assert isinstance(data_type, MapType)
+        map_type = cast("MapType", data_type)
         key_field, value_field = field.message_type.fields_by_name["key"], field.message_type.fields_by_name["value"]
         entries = getattr(target, field.name)
         for key, item in value.items():
@@ -303,17 +305,17 @@ def _write(target: Message, field: FieldDescriptor, data_type: DataType, value: 
                 entry = entries[plain_key]
                 entry.Clear()
                 if item is not None:
-                    write_message(entry, item, data_type.valueType, null_string)  # type: ignore[arg-type]
+                    write_message(entry, item, map_type.valueType, null_string)  # type: ignore[arg-type]
             else:
                 entries[plain_key] = _plain(value_field, item, null_string)
     elif field.is_repeated:
-        assert isinstance(data_type, ArrayType)
+        array_type = cast("ArrayType", data_type)
         items = getattr(target, field.name)
         for item in value:
             if field.type == _FD.TYPE_MESSAGE:
                 added = items.add()
                 if item is not None:
-                    write_message(added, item, data_type.elementType, null_string)  # type: ignore[arg-type]
+                    write_message(added, item, array_type.elementType, null_string)  # type: ignore[arg-type]
             else:
                 items.append(_plain(field, item, null_string))
     elif field.type == _FD.TYPE_MESSAGE:

@@ -3,21 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-
-from pyspark.sql import Column
-from pyspark.sql import functions as F
-from pyspark.sql.types import (
-    BinaryType,
-    BooleanType,
-    ByteType,
-    DataType,
-    DoubleType,
-    FloatType,
-    IntegerType,
-    LongType,
-    ShortType,
-    StringType,
-)
+from typing import TYPE_CHECKING
 
 from connector.catalog.model import Table
 from connector.formats.payload import (
@@ -32,23 +18,19 @@ from connector.options.factory import Format, FormatCheck
 from connector.options.metadata import parse_flink_type
 from connector.options.types import CHARSET, ENUM
 
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+
 _SPARK_CHARSETS = ("US-ASCII", "ISO-8859-1", "UTF-8", "UTF-16BE", "UTF-16LE", "UTF-16", "UTF-32")
-_RAW_SIZES: dict[type[DataType], int] = {
-    ByteType: 1,
-    ShortType: 2,
-    IntegerType: 4,
-    LongType: 8,
-    FloatType: 4,
-    DoubleType: 8,
-    BooleanType: 1,
+# By Spark type name (DataType.typeName()).
+_RAW_SIZES = {"byte": 1, "short": 2, "integer": 4, "long": 8, "float": 4, "double": 8, "boolean": 1}
+_RAW_BITS_OF = {
+    "float": ("java.lang.Float", "intBitsToFloat"),
+    "double": ("java.lang.Double", "longBitsToDouble"),
 }
-_RAW_BITS_OF: dict[type[DataType], tuple[str, str]] = {
-    FloatType: ("java.lang.Float", "intBitsToFloat"),
-    DoubleType: ("java.lang.Double", "longBitsToDouble"),
-}
-_RAW_BITS_TO: dict[type[DataType], tuple[str, str]] = {
-    FloatType: ("java.lang.Float", "floatToRawIntBits"),
-    DoubleType: ("java.lang.Double", "doubleToRawLongBits"),
+_RAW_BITS_TO = {
+    "float": ("java.lang.Float", "floatToRawIntBits"),
+    "double": ("java.lang.Double", "doubleToRawLongBits"),
 }
 
 
@@ -97,6 +79,9 @@ def _raw_single_column(check: FormatCheck) -> None:
 
 
 def _raw_decode(record: Column, fmt: PayloadFormat, stage_prefix: str) -> Decoded:
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BooleanType, DoubleType, FloatType, IntegerType, LongType, StringType
+
     field = fmt.fields[0]
     payload_name = f"{stage_prefix}_payload"
     stage = {payload_name: record}
@@ -107,7 +92,7 @@ def _raw_decode(record: Column, fmt: PayloadFormat, stage_prefix: str) -> Decode
         charset = str(fmt.options.get("charset", "UTF-8"))
         text = payload.cast(StringType()) if charset.upper() == "UTF-8" else F.decode(payload, charset)
         return Decoded(stage, {field.column: text}, F.lit(False), F.lit(False), nothing)
-    size = _RAW_SIZES.get(type(data_type))
+    size = _RAW_SIZES.get(data_type.typeName())
     if size is None:  # BINARY / VARBINARY
         return Decoded(stage, {field.column: payload}, F.lit(False), F.lit(False), nothing)
     big_endian = str(fmt.options.get("endianness", "big-endian")) == "big-endian"
@@ -122,7 +107,7 @@ def _raw_decode(record: Column, fmt: PayloadFormat, stage_prefix: str) -> Decode
         extended = F.when(digits.substr(1, 1) >= F.lit("8"), F.lpad(digits, 16, "F")).otherwise(F.lpad(digits, 16, "0"))
         bits = F.conv(extended, 16, -10).cast(LongType())
         if isinstance(data_type, FloatType | DoubleType):
-            owner, method = _RAW_BITS_OF[type(data_type)]
+            owner, method = _RAW_BITS_OF[data_type.typeName()]
             argument = bits.cast(IntegerType()) if isinstance(data_type, FloatType) else bits
             value = F.reflect(F.lit(owner), F.lit(method), argument).cast(data_type)
         else:
@@ -135,18 +120,21 @@ def _raw_decode(record: Column, fmt: PayloadFormat, stage_prefix: str) -> Decode
 
 
 def _raw_encode(fmt: PayloadFormat, value: Column) -> Column:
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BinaryType, BooleanType, DoubleType, FloatType, LongType
+
     data_type = fmt.fields[0].data_type
     if is_string(data_type):
         charset = str(fmt.options.get("charset", "UTF-8"))
         return value.cast(BinaryType()) if charset.upper() == "UTF-8" else F.encode(value, charset)
-    size = _RAW_SIZES.get(type(data_type))
+    size = _RAW_SIZES.get(data_type.typeName())
     if size is None:
         return value
     if isinstance(data_type, BooleanType):
         digits = F.when(value, F.lit("01")).otherwise(F.lit("00"))
     else:
         if isinstance(data_type, FloatType | DoubleType):
-            owner, method = _RAW_BITS_TO[type(data_type)]
+            owner, method = _RAW_BITS_TO[data_type.typeName()]
             bits = F.reflect(F.lit(owner), F.lit(method), value).cast(LongType())
         else:
             bits = value.cast(LongType())

@@ -39,7 +39,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from connector.catalog.model import Pipeline, Table
-from connector.catalog.types import spark_type
 from connector.connectors import reading, registry, writing
 from connector.diagnostics import Diagnostic, PipelineError
 from connector.errors import KafkaSqlError
@@ -445,6 +444,8 @@ class QualityGate:
     def _quarantine_rows(self, frame: DataFrame, failed: Column, batch_id: int) -> DataFrame:
         """`frame`'s rows as the quarantine table's columns, matched by name and cast to their types."""
         from pyspark.sql import functions as F
+
+        from connector.catalog.spark_types import spark_type
 
         assert self.quarantine is not None
         fields: dict[str, Column] = {c.lower(): F.col(f"`{c}`") for c in self._data_columns(frame)}

@@ -27,7 +27,8 @@ from pyspark.sql.types import TimestampNTZType, TimestampType
 from sqlglot import exp
 
 from connector.catalog.model import ColumnKind, Pipeline, Table
-from connector.catalog.types import spark_type, timestamp_precision
+from connector.catalog.spark_types import spark_type
+from connector.catalog.types import timestamp_precision
 from connector.connectors import reading, registry, writing
 from connector.connectors.kafka import reading as kafka_reading
 from connector.connectors.kafka.commit import commit_offsets_now

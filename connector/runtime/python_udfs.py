@@ -25,7 +25,7 @@ from pyspark.sql.udtf import UserDefinedTableFunction
 
 from connector.catalog import python_udfs
 from connector.catalog.model import Function
-from connector.catalog.types import spark_type
+from connector.catalog.spark_types import spark_type
 from connector.errors import KafkaSqlError
 
 _shipped: set[str] = set()  # (SparkContext, top-level module) pairs already added

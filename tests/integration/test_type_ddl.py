@@ -7,7 +7,8 @@ import pytest
 from pyspark.sql import SparkSession
 from sqlglot import exp
 
-from connector.catalog.types import spark_type, spark_type_ddl
+from connector.catalog.spark_types import spark_type
+from connector.catalog.types import spark_type_ddl
 from connector.sql.dialect.flink import Flink
 
 

@@ -7,12 +7,11 @@ import pytest
 from pyspark.sql import types as T
 from sqlglot import exp
 
+from connector.catalog.spark_types import spark_field, spark_type
 from connector.catalog.types import (
     CastSupport,
     TypeMappingError,
     cast_support,
-    spark_field,
-    spark_type,
     spark_type_ddl,
 )
 from connector.sql.dialect.flink import Flink
@@ -71,6 +70,8 @@ def flink(type_sql: str) -> exp.DataType:
 )
 def test_spark_type(flink_type: str, expected: T.DataType) -> None:
     assert spark_type(flink(flink_type)) == expected
+    # The Spark-free DDL text names the same type (validation uses it without pyspark).
+    assert spark_type_ddl(flink(flink_type)).replace(" ", "") == expected.simpleString().upper().replace(" ", "")
 
 
 def test_row_becomes_struct_with_nullability_and_comments() -> None:

@@ -20,7 +20,7 @@ import re
 from pyspark.sql import SparkSession
 
 from connector.catalog.model import Table
-from connector.catalog.types import spark_type
+from connector.catalog.spark_types import spark_type
 from connector.diagnostics import Diagnostic, PipelineError
 from connector.runtime.hadoop_fs import HadoopFs
 

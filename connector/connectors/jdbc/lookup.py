@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from connector.catalog.model import ColumnKind, Table
-from connector.catalog.types import spark_type
+from connector.catalog.spark_types import spark_type
 from connector.connectors import registry
 from connector.connectors.jdbc.factory import JdbcOptions, driver_of
 from connector.diagnostics import Diagnostic, PipelineError

@@ -17,8 +17,8 @@ from pyspark.sql.types import (
 from connector.catalog.model import ColumnKind, Table
 from connector.connectors import registry
 from connector.connectors.kafka.options import KafkaOptions
-from connector.connectors.kafka.records import DECODED_VALUE, OPTIONAL_COLUMNS
-from connector.connectors.kafka.settings import RECORD_COLUMNS, VALUE_JSON_FIELDS
+from connector.connectors.kafka.records import DECODED_VALUE
+from connector.connectors.kafka.settings import OPTIONAL_COLUMNS, RECORD_COLUMNS, VALUE_JSON_FIELDS
 from connector.connectors.kafka.source import KafkaSource
 from connector.connectors.reading import (
     DELETED,
@@ -63,7 +63,7 @@ def _kafka_headers() -> Column:
     return F.map_from_entries(last)
 
 
-# The source's column each metadata key reads; the optional ones (`records.OPTIONAL_COLUMNS`) are built only for
+# The source's column each metadata key reads; the optional ones (`settings.OPTIONAL_COLUMNS`) are built only for
 # tables that read them (`_record_columns`).
 _METADATA_COLUMNS = {
     "topic": "topic",

@@ -28,6 +28,7 @@ from pyspark.sql.types import (
 )
 
 from connector.connectors import END_OF_INPUT_OFFSET
+from connector.connectors.kafka.settings import OPTIONAL_COLUMNS
 from connector.formats import json_arrow
 
 SCHEMA = StructType(
@@ -56,12 +57,6 @@ MAX_BATCH_RECORDS = 10_000
 MAX_BATCH_BYTES = 4 * 1024 * 1024
 # A consumed record's headers (None when it has none).
 RecordHeaders = list[tuple[str, bytes | None]] | None
-
-
-# SCHEMA's columns a reader may leave out when asked to (the others locate a record, or hold its value): kafka-sql's
-# engine asks for those its table reads, since every column of every record costs the reader building it and the
-# JVM copying it into Spark's rows (a fifth of the JVM's time in a JSON pipeline, measured with JFR).
-OPTIONAL_COLUMNS = ("key", "timestamp", "timestamp_type", "headers", "leader_epoch")
 
 
 def source_schema(value_json_fields: str | None, columns: tuple[str, ...] | None = None) -> StructType:
