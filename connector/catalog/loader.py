@@ -349,6 +349,7 @@ class _Loader:
                 overwrite=bool(node.args.get("overwrite")),
                 statement_set=statement_set,
                 hints=hints,
+                on_conflict=_conflict_action(node),
             )
         )
 
@@ -564,3 +565,10 @@ def load_text(text: str, file: str, mapper: PositionMapper | None = None) -> Loa
     if any(d.severity == "error" for d in loader.diagnostics):
         raise PipelineError(loader.diagnostics)
     return Loaded(loader.pipeline, loader.locator(), loader.diagnostics)
+
+
+def _conflict_action(node: exp.Insert) -> str | None:
+    """The strategy of an INSERT's `ON CONFLICT DO ...` clause ('NOTHING', 'ERROR', 'DEDUPLICATE'), if any."""
+    conflict = node.args.get("conflict")
+    action = conflict.args.get("action") if isinstance(conflict, exp.OnConflict) else None
+    return action.name.split()[-1].upper() if action is not None else None

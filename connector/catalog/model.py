@@ -129,6 +129,7 @@ class Insert:
     overwrite: bool = False
     statement_set: int | None = None
     hints: dict[str, dict[str, str]] = field(default_factory=dict)  # table -> /*+ OPTIONS(...) */
+    on_conflict: str | None = None  # ON CONFLICT DO NOTHING | ERROR | DEDUPLICATE (Flink 2.3): its word
 
 
 @dataclass

@@ -179,7 +179,7 @@ def changelog_sources(
                     "inserts to do more.",
                 )
                 return
-    if not writes_changes:
+    if not writes_changes and insert.on_conflict is None:
         _upsert_key(pipeline, insert, changelogs, report)
 
 

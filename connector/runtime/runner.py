@@ -26,7 +26,14 @@ from connector.dev.maven import MavenError
 from connector.diagnostics import PipelineError, print_diagnostics
 from connector.planning.plan import PipelinePlan, build
 from connector.runtime import engine, live
-from connector.runtime.session import JvmLaunch, SparkStartError, driver_exit, master_unreachable, spark_session
+from connector.runtime.session import (
+    LOST_DRIVER_WAIT,
+    JvmLaunch,
+    SparkStartError,
+    driver_exit,
+    master_unreachable,
+    spark_session,
+)
 from connector.runtime.spark_jars import package_jars
 from connector.secrets import SecretMaskingFilter, is_secret_key
 from connector.sql.frontend import compile_file
@@ -63,6 +70,13 @@ def _install_masking(plan: PipelinePlan, secrets: frozenset[str]) -> None:
         logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     for handler in root.handlers:
         handler.addFilter(masking)
+        handler.addFilter(_lost_driver_calls)
+
+
+def _lost_driver_calls(record: logging.LogRecord) -> bool:
+    """Drop py4j's traceback of a call the driver JVM never answered (py4j logs it on the root logger): the run
+    reports what happened to the driver (`driver_exit`) once, in words."""
+    return not (record.name == "root" and record.getMessage() == "Exception while sending command.")
 
 
 def _lag(progress: dict[str, Any]) -> int | None:
@@ -263,14 +277,22 @@ def _run_file(path: Path, options: RunOptions) -> int:
     previous = signal.signal(signal.SIGINT, on_signal)
     try:
         return _run_queries(spark, plan, pipeline, options, lambda: stop_requested)
-    except Exception:
-        gone = driver_exit()
+    except Exception as err:
+        gone = _lost_driver(err)
         if gone is None:
             raise
         console.print(f"[red]error[/red]: {escape(gone)}", highlight=False)
         return EXIT_FAILED
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def _lost_driver(error: Exception) -> str | None:
+    """Why the driver JVM is gone when `error` is a lost connection to it (given time to exit), else None."""
+    from py4j.protocol import Py4JNetworkError
+
+    lost = isinstance(error, (ConnectionError, Py4JNetworkError))
+    return driver_exit(wait=LOST_DRIVER_WAIT if lost else 0)
 
 
 def _run_queries(
@@ -283,7 +305,7 @@ def _run_queries(
         print_diagnostics(console, err.diagnostics)
         return EXIT_ERRORS
     except Exception as err:  # Spark analysis errors and the like: the message, not a traceback
-        if driver_exit() is not None:
+        if _lost_driver(err) is not None:
             raise
         console.print(f"[red]cannot start the pipeline[/red]: {_short(str(err))}", highlight=False)
         return EXIT_FAILED

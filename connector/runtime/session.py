@@ -75,6 +75,7 @@ JIT_OPTIONS = (
 # (`driver_exit`) instead of losing the JVM's connection mid-call or running on with threads dead.
 OOM_OPTION = "-XX:+ExitOnOutOfMemoryError"
 OOM_EXIT_CODE = 3
+LOST_DRIVER_WAIT = 10.0  # seconds a JVM that stopped answering is given to exit before the error is a bug's
 MEMORY_HINT = (
     "raise the driver's memory (SPARK_DRIVER_MEMORY=4g, or spark.driver.memory in spark-defaults.conf), or bound "
     "each micro-batch with the Kafka source's 'scan.max-records-per-batch'"
@@ -200,6 +201,7 @@ def spark_session(master: str, app_name: str, jars: Sequence[Path] = (), launch:
     except Exception as err:  # a py4j error with Java's stack trace: what failed, in one line
         raise SparkStartError(f"Spark did not start on master {master}: {_start_failure(master, err)}") from None
     _quiet_spark_logs(spark)
+    _quiet_lost_driver(spark)
     if java_options:
         class_cache.record_writer(spark, java_options)
     from connector.runtime import data_sources
@@ -210,17 +212,40 @@ def spark_session(master: str, app_name: str, jars: Sequence[Path] = (), launch:
     return spark
 
 
-def driver_exit() -> str | None:
-    """Why this process's driver JVM is gone, when it is (None while it runs, or when it is not ours to watch)."""
+def driver_exit(wait: float = 0.0) -> str | None:
+    """Why this process's driver JVM is gone, when it is (None while it runs, or when it is not ours to watch).
+    `wait`: seconds to give a JVM that stopped answering to end (a dying JVM refuses connections before it exits)."""
+    import subprocess
+
     from pyspark import SparkContext
 
     process = getattr(SparkContext._gateway, "proc", None) if SparkContext._gateway is not None else None
-    code = process.poll() if process is not None else None
+    if process is None:
+        return None
+    try:
+        code = process.wait(timeout=wait) if wait else process.poll()
+    except subprocess.TimeoutExpired:
+        code = None
     if code is None:
         return None
     if code == OOM_EXIT_CODE:
         return f"the Spark driver ran out of memory (java.lang.OutOfMemoryError) and stopped: {MEMORY_HINT}"
     return f"the Spark driver JVM exited with code {code}; its log above says why"
+
+
+def _quiet_lost_driver(spark: Any) -> None:
+    """pyspark's accumulator server prints a traceback when the driver JVM's connection ends mid-update (the JVM
+    died: `driver_exit` says why, once); other errors it prints as before."""
+    server = getattr(spark.sparkContext, "_accumulatorServer", None)
+    if server is None:
+        return
+    printed = server.handle_error
+
+    def handle_error(request: Any, client_address: Any) -> None:
+        if driver_exit(wait=LOST_DRIVER_WAIT) is None:
+            printed(request, client_address)
+
+    server.handle_error = handle_error
 
 
 class SparkStartError(KafkaSqlError):

@@ -347,3 +347,13 @@ def differences(actual: dict[str, Any], expected: dict[str, Any]) -> str:
                 for field in [f for f in {**a, **b} if a.get(f) != b.get(f)]:
                     lines.append(f"{sink}.{kind}[{index}].{field}: {a.get(field)!r}, Flink {b.get(field)!r}")
     return "\n".join(lines)
+
+
+# Flink's errors raised while it parses, validates or plans a statement (before any record is read): kafka-sql's
+# `validate` must refuse such a case too, not only fail when it runs.
+_PLANNING_ERRORS = ("ValidationException", "SqlValidatorException", "SqlParseException", "SqlParserException")
+
+
+def refused_while_planning(error: str) -> bool:
+    """Whether Flink's recorded error of a case is a refusal of the statement rather than a failure of the job."""
+    return any(name in error for name in _PLANNING_ERRORS)

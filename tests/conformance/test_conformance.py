@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import nexmark_cases as nexmark
 import pytest
 import table
-from harness import Case, case_names, differences
+from harness import Case, case_names, differences, refused_while_planning
 
 from connector.entrypoints import cli
 
@@ -75,6 +75,9 @@ def test_same_output_as_flink(
     captured = capsys.readouterr()
     if "error" in expected:
         assert code != 0, f"Flink failed this case ({expected['error']}); kafka-sql ran it"
+        if refused_while_planning(expected["error"]):  # Flink refused the statement before it ran: so must validate
+            refused = cli.main(["validate", str(pipeline), *(a for arg in args for a in ("--var", arg))])
+            assert refused != 0, f"Flink refused this case while planning ({expected['error']}); validate passed it"
         return
     assert code == 0, captured.out + captured.err
 

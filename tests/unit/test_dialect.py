@@ -3,6 +3,8 @@ shape, and generating Flink SQL from a tree parses back to the same tree."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import sqlglot
 from sqlglot import exp
@@ -536,3 +538,24 @@ def test_strings_keep_backslashes_and_doubled_quotes() -> None:
 def test_non_flink_syntax_is_rejected(sql: str, message: str) -> None:
     with pytest.raises(ParseError, match=message):
         sqlglot.parse(sql, read="flink")
+
+
+@pytest.mark.parametrize(
+    ("literal", "message"),
+    [
+        # Flink 2.3's (Calcite's) messages for each, from its SQL parser
+        (r"U&'\004'", "Unicode escape sequence starting at character 0 is not exactly four hex digits"),
+        (r"U&'\00G1'", "Unicode escape sequence starting at character 0 is not exactly four hex digits"),
+        (r"U&'a\'", "Unicode escape sequence starting at character 1 is not exactly four hex digits"),
+        (r"U&'x' UESCAPE '+'", "UESCAPE '+' may not be hex digit, whitespace, plus sign, or double quote"),
+        (r"U&'x' UESCAPE 'ab'", "UESCAPE 'ab' must be exactly one character"),
+    ],
+)
+def test_a_unicode_literal_flink_refuses_is_a_parse_error_with_its_words(literal: str, message: str) -> None:
+    with pytest.raises(ParseError, match=re.escape(message)):
+        sqlglot.parse_one(f"SELECT {literal}", read="flink")
+
+
+def test_a_unicode_literal_is_the_text_it_stands_for() -> None:
+    select = sqlglot.parse_one(r"SELECT U&'\0041\00e9', U&'!0041!!' UESCAPE '!', U&'\D83D\DE00'", read="flink")
+    assert [e.name for e in select.expressions] == ["Aé", "A!", "\U0001f600"]

@@ -16,6 +16,7 @@ from sqlglot.parsers.hive import HiveParser
 from sqlglot.tokens import Token, TokenType
 
 from connector.diagnostics import did_you_mean
+from connector.sql.dialect import unicode_strings
 from connector.sql.dialect.expressions import (
     WINDOW_TVF_KINDS,
     WINDOW_TVF_POSITIONAL_ARGS,
@@ -26,7 +27,6 @@ from connector.sql.dialect.expressions import (
 )
 from connector.sql.dialect.flink_functions import CALL_META, flink_functions, takes
 from connector.sql.dialect.reserved import reserved_words
-from connector.sql.dialect import unicode_strings
 from connector.sql.dialect.schema_parser import FlinkSchemaParser
 
 # Flink's named window TVF parameters (`SIZE => INTERVAL '1' MINUTE`), mapped to WindowTVF args.
@@ -180,6 +180,9 @@ class FlinkParser(FlinkSchemaParser):
         **HiveParser.PRIMARY_PARSERS,
         **STRING_PARSERS,
     }
+
+    # Flink 2.3's strategies for a sink whose primary key differs from the query's upsert key.
+    CONFLICT_ACTIONS: ClassVar[dict[str, Any]] = {"DO": ("NOTHING", "ERROR", "DEDUPLICATE")}
 
     # Statements whose keyword the tokenizer leaves as a plain word.
     WORD_STATEMENT_PARSERS: ClassVar[dict[str, Callable[..., exp.Expr]]] = {

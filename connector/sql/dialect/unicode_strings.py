@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import re
 
+from connector.errors import KafkaSqlError
+
 _HEX = re.compile(r"[+-]?[0-9a-fA-F]+")  # what Integer.parseInt(text, 16) accepts
 
 
-class UnicodeLiteralError(ValueError):
+class UnicodeLiteralError(KafkaSqlError, ValueError):
     """Text Flink's parser refuses as a Unicode literal; the message is Calcite's."""
 
 

@@ -12,7 +12,7 @@ from connector.catalog.model import Column, ColumnKind, Insert, Pipeline, Table
 from connector.catalog.types import assignable, flink_sql
 from connector.connectors import registry
 from connector.diagnostics import Diagnostic, did_you_mean
-from connector.planning import changes
+from connector.planning import changes, sink_keys
 from connector.planning.operators.lookups import is_lookup, is_versioned, lookup_problem
 from connector.planning.operators.temporal import temporal_problem
 from connector.sql.validate.checker import Checker, Locate
@@ -71,7 +71,9 @@ def check_insert(checker: Checker, insert: Insert) -> None:
     checker.calls(insert.query, insert.position)
     report = functools.partial(checker.error, insert.position)
     changes.changelog_sources(checker.pipeline, insert, changelogs, writes_changes, report)
-    changes.top_n_sink_key(checker.pipeline, insert, target, report)
+    if insert.on_conflict is None:
+        changes.top_n_sink_key(checker.pipeline, insert, target, report)
+    sink_keys.upsert_conflicts(checker.pipeline, insert, target, report)
     changes.over_input(checker.pipeline, insert, report)
     changes.aggregate_input(checker.pipeline, insert, report)
     changes.processing_time_windows(checker.pipeline, insert, report)
