@@ -33,15 +33,16 @@ def register(factory: Factory) -> None:
 
 def factories() -> Mapping[str, Factory]:
     """Every connector by identifier: the built-in ones first, then those of entry points and `register`."""
-    if not _registered:
+    if not _registered:  # built whole before it is kept: a failed discovery leaves no half registry behind
         builtin = [importlib.import_module(f"connector.connectors.{name}.factory").FACTORY for name in BUILTIN]
-        _registered.update((f.identifier, f) for f in builtin)
+        found = {f.identifier: f for f in builtin}
         for origin, factory in discovered(ENTRY_POINTS, "FACTORY"):
             if not isinstance(factory, Factory):
                 raise DiscoveryError(f"Entry point {origin} names no connector Factory.")
-            if factory.identifier in _registered:
+            if factory.identifier in found:
                 raise ambiguous("connector", factory.identifier, origin)
-            _registered[factory.identifier] = factory
+            found[factory.identifier] = factory
+        _registered.update(found)
     return _registered
 
 

@@ -38,19 +38,21 @@ def unregister(identifier: str) -> None:
 
 def formats() -> tuple[Format, ...]:
     """Every format: the built-in ones first, then those of entry points and `register`."""
-    if not _registered:
+    if not _registered:  # built whole before it is kept: a failed discovery leaves no half registry behind
+        known: dict[str, Format] = {}
         for name in BUILTIN:
             for fmt in importlib.import_module(f"connector.formats.{name}").FORMATS:
-                _registered[fmt.identifier] = fmt
+                known[fmt.identifier] = fmt
         for origin, found in discovered(ENTRY_POINTS, "FORMATS"):
             declared = found if isinstance(found, (tuple, list)) else (found,)
             # Format is not imported here (the factory module builds on this one): a Format is what has a codec slot
             if not all(hasattr(f, "identifier") and hasattr(f, "codec") for f in declared):
                 raise DiscoveryError(f"Entry point {origin} names no Format.")
             for fmt in declared:
-                if fmt.identifier in _registered:
+                if fmt.identifier in known:
                     raise ambiguous("format", fmt.identifier, origin)
-                _registered[fmt.identifier] = fmt
+                known[fmt.identifier] = fmt
+        _registered.update(known)
     return tuple(_registered.values())
 
 
